@@ -1,0 +1,46 @@
+/**
+ * What one HTTP attempt produced, as seen by the dispatcher. The transport never throws for a
+ * network-level problem: it classifies it into one of these, and the delivery decider turns it
+ * into ledger rows.
+ */
+export type AttemptResult =
+  | {
+      readonly kind: 'response'
+      /** Final status after following redirects. */
+      readonly status: number
+      /** Raw `retry-after` header of the final response, if any. */
+      readonly retryAfter: string | null
+      /** First ≤ 4 KiB of the response body, decoded as UTF-8 (lossy). */
+      readonly bodyExcerpt: string
+      readonly durationMs: number
+      /** Address (ip) actually connected to for the final hop. */
+      readonly address: string | null
+    }
+  | { readonly kind: 'timeout'; readonly durationMs: number; readonly error: string }
+  | { readonly kind: 'connection_error'; readonly durationMs: number; readonly error: string }
+  | {
+      readonly kind: 'egress_blocked'
+      readonly durationMs: number
+      /** The address that was refused (after DNS), e.g. "127.0.0.1" or "::ffff:10.0.0.1". */
+      readonly address: string
+      /** The URL of the hop that was refused (the original or a redirect target). */
+      readonly url: string
+      readonly error: string
+    }
+  | { readonly kind: 'too_many_redirects'; readonly durationMs: number; readonly error: string }
+
+/** One outgoing signed POST. */
+export interface OutgoingRequest {
+  readonly url: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+}
+
+/**
+ * Port: sends one POST, never retries, never throws for network-level failures (it returns an
+ * AttemptResult instead). Implemented in `@hookledger/worker` with the egress guard.
+ */
+export interface HttpTransport {
+  post(request: OutgoingRequest): Promise<AttemptResult>
+  close(): Promise<void>
+}

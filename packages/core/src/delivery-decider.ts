@@ -1,0 +1,261 @@
+/**
+ * The delivery state machine (SPEC §5, the seed's "One delivery" diagram) as pure functions:
+ * an attempt's result becomes a named outcome, and an outcome becomes the ledger entries to
+ * append. Nothing here reads a clock; `now` is always passed in.
+ */
+import type { AttemptResult } from './attempt-result.js'
+import {
+  MAX_ATTEMPTS,
+  RETRY_AFTER_CAP_MS,
+  RETRY_WINDOW_MS,
+  backoffAfterAttempt,
+  parseRetryAfter,
+} from './backoff.js'
+import { iso, type Actor, type DiscardReason, type LedgerEntry } from './ledger-entry.js'
+import type { DeliveryRow } from './projections.js'
+
+/** Busy endpoint: try again this much later, without spending an attempt. */
+export const BUSY_SNOOZE_MS = 2_000
+/** While an endpoint is failing, new deliveries wait this long before their first attempt. */
+export const COOL_DOWN_MS = 5 * 60_000
+/** A claimed delivery's lease; also the job timeout after which a lost attempt is rescued. */
+export const JOB_TIMEOUT_MS = 15_000
+
+/** What one HTTP attempt looked like, as recorded in the attempt history. */
+export interface AttemptFacts {
+  readonly started_at: Date
+  readonly duration_ms: number
+  readonly status_code: number | null
+  readonly error: string | null
+  readonly signed_with: readonly string[]
+  readonly address?: string | null
+  readonly response_excerpt?: string
+}
+
+/** The named outcomes of a claim. Build them only with the constructors of `DeliveryOutcome`. */
+export type DeliveryOutcome =
+  | { readonly type: 'completed'; readonly attempt: AttemptFacts }
+  | {
+      readonly type: 'retry_scheduled'
+      readonly attempt: AttemptFacts
+      readonly backoff_ms: number
+    }
+  | { readonly type: 'snoozed_busy' }
+  | {
+      readonly type: 'snoozed_retry_after'
+      readonly attempt: AttemptFacts
+      readonly retry_after_ms: number
+    }
+  | {
+      readonly type: 'discarded'
+      readonly reason: DiscardReason
+      /** The attempt that led here, if one was made. */
+      readonly attempt: AttemptFacts | null
+      /** Whether that attempt spends one of the 18 (HTTP answers do; a refused egress does not). */
+      readonly counted: boolean
+      readonly detail?: string
+    }
+  | { readonly type: 'interrupted'; readonly attempt: AttemptFacts }
+
+/** Constructors: the only way outcomes are made. */
+export const DeliveryOutcome = Object.freeze({
+  completed: (attempt: AttemptFacts): DeliveryOutcome => ({ type: 'completed', attempt }),
+  retryScheduled: (attempt: AttemptFacts, backoffMs: number): DeliveryOutcome => ({
+    type: 'retry_scheduled',
+    attempt,
+    backoff_ms: backoffMs,
+  }),
+  snoozedForBusy: (): DeliveryOutcome => ({ type: 'snoozed_busy' }),
+  snoozedForRetryAfter: (attempt: AttemptFacts, retryAfterMs: number): DeliveryOutcome => ({
+    type: 'snoozed_retry_after',
+    attempt,
+    retry_after_ms: Math.min(Math.max(0, retryAfterMs), RETRY_AFTER_CAP_MS),
+  }),
+  discarded: (
+    reason: DiscardReason,
+    attempt: AttemptFacts | null = null,
+    options: { counted?: boolean; detail?: string } = {},
+  ): DeliveryOutcome => ({
+    type: 'discarded',
+    reason,
+    attempt,
+    counted: options.counted ?? attempt !== null,
+    ...(options.detail !== undefined ? { detail: options.detail } : {}),
+  }),
+  interrupted: (attempt: AttemptFacts): DeliveryOutcome => ({ type: 'interrupted', attempt }),
+})
+
+/** Whether the delivery's run is older than the whole retry schedule (snoozes stop there). */
+export function pastRetryWindow(delivery: Pick<DeliveryRow, 'run_started_at'>, now: Date): boolean {
+  return now.getTime() - delivery.run_started_at.getTime() > RETRY_WINDOW_MS
+}
+
+/** A failed, counted attempt: retried after the backoff, or discarded after the 18th. */
+function failedAttempt(attemptNo: number, facts: AttemptFacts): DeliveryOutcome {
+  return attemptNo >= MAX_ATTEMPTS
+    ? DeliveryOutcome.discarded('max_attempts', facts)
+    : DeliveryOutcome.retryScheduled(facts, backoffAfterAttempt(attemptNo))
+}
+
+/**
+ * SPEC §5's table: what an attempt's result means for the delivery.
+ *
+ * - 2xx → completed
+ * - 429/503 with a valid Retry-After → snoozed (no attempt spent), capped at 1 h, unless the
+ *   run is past the retry window
+ * - 5xx, 408, 429 without Retry-After, 3xx left unfollowed, timeout, connection failure, too
+ *   many redirects → retry (or discard after attempt 18)
+ * - other 4xx → discarded; egress refused → discarded without spending an attempt
+ */
+export function classifyAttempt(
+  delivery: Pick<DeliveryRow, 'attempts' | 'run_started_at'>,
+  result: AttemptResult,
+  facts: AttemptFacts,
+  now: Date,
+): DeliveryOutcome {
+  const attemptNo = delivery.attempts + 1
+  switch (result.kind) {
+    case 'egress_blocked':
+      return DeliveryOutcome.discarded('egress_blocked', facts, {
+        counted: false,
+        detail: `${result.address} (${result.url})`,
+      })
+    case 'timeout':
+    case 'connection_error':
+    case 'too_many_redirects':
+      return failedAttempt(attemptNo, facts)
+    case 'response': {
+      const s = result.status
+      if (s >= 200 && s < 300) return DeliveryOutcome.completed(facts)
+      if (s === 429 || s === 503) {
+        const retryAfter = parseRetryAfter(result.retryAfter, now)
+        if (retryAfter !== null) {
+          if (pastRetryWindow(delivery, now)) {
+            return DeliveryOutcome.discarded('retry_window_exceeded', facts, { counted: false })
+          }
+          return DeliveryOutcome.snoozedForRetryAfter(facts, retryAfter)
+        }
+        return failedAttempt(attemptNo, facts)
+      }
+      if (s >= 500 || s === 408 || (s >= 300 && s < 400)) return failedAttempt(attemptNo, facts)
+      return DeliveryOutcome.discarded('http_status', facts, { detail: String(s) })
+    }
+  }
+}
+
+/** Context of one decision. */
+export interface DecisionContext {
+  readonly now: Date
+  readonly actor: Actor
+}
+
+/**
+ * The ledger entries a claim's outcome appends for the delivery (endpoint effects are
+ * `decideEndpointAfterOutcome`'s). The delivery must be `running` (claimed) for attempt
+ * outcomes; a busy snooze or a discard-on-claim applies to the claimed row as well.
+ */
+export function decideDelivery(
+  delivery: DeliveryRow,
+  outcome: DeliveryOutcome,
+  ctx: DecisionContext,
+): LedgerEntry[] {
+  const { now, actor } = ctx
+  const base = {
+    occurred_at: now,
+    owner_id: delivery.owner_id,
+    endpoint_id: delivery.endpoint_id,
+    delivery_id: delivery.id,
+    event_id: delivery.event_id,
+    actor,
+  }
+  const attempted = (facts: AttemptFacts, counted: boolean, outcomeName: string): LedgerEntry => ({
+    ...base,
+    kind: 'delivery.attempted',
+    payload: {
+      attempt: counted ? delivery.attempts + 1 : delivery.attempts,
+      counted,
+      run: delivery.run,
+      started_at: iso(facts.started_at),
+      duration_ms: Math.max(0, Math.round(facts.duration_ms)),
+      status_code: facts.status_code,
+      error: facts.error,
+      outcome: outcomeName as never,
+      signed_with: [...facts.signed_with],
+      ...(facts.address !== undefined ? { address: facts.address } : {}),
+      ...(facts.response_excerpt ? { response_excerpt: facts.response_excerpt } : {}),
+    },
+  })
+  const at = (ms: number) => iso(new Date(now.getTime() + ms))
+
+  switch (outcome.type) {
+    case 'completed':
+      return [
+        attempted(outcome.attempt, true, 'completed'),
+        { ...base, kind: 'delivery.completed', payload: {} },
+      ]
+    case 'retry_scheduled':
+      return [
+        attempted(outcome.attempt, true, 'retry_scheduled'),
+        {
+          ...base,
+          kind: 'delivery.retry_scheduled',
+          payload: { next_attempt_at: at(outcome.backoff_ms), backoff_ms: outcome.backoff_ms },
+        },
+      ]
+    case 'snoozed_busy':
+      if (pastRetryWindow(delivery, now)) {
+        return [{ ...base, kind: 'delivery.discarded', payload: { reason: 'retry_window_exceeded' } }]
+      }
+      return [
+        { ...base, kind: 'delivery.lease_busy', payload: { next_attempt_at: at(BUSY_SNOOZE_MS) } },
+      ]
+    case 'snoozed_retry_after':
+      return [
+        attempted(outcome.attempt, false, 'snoozed'),
+        {
+          ...base,
+          kind: 'delivery.snoozed',
+          payload: { next_attempt_at: at(outcome.retry_after_ms), retry_after_ms: outcome.retry_after_ms },
+        },
+      ]
+    case 'discarded': {
+      const discarded: LedgerEntry = {
+        ...base,
+        kind: 'delivery.discarded',
+        payload: {
+          reason: outcome.reason,
+          ...(outcome.detail !== undefined ? { detail: outcome.detail } : {}),
+        },
+      }
+      return outcome.attempt
+        ? [attempted(outcome.attempt, outcome.counted, 'discarded'), discarded]
+        : [discarded]
+    }
+    case 'interrupted': {
+      const attemptNo = delivery.attempts + 1
+      const next = failedAttempt(attemptNo, outcome.attempt)
+      const tail =
+        next.type === 'retry_scheduled'
+          ? ({
+              ...base,
+              kind: 'delivery.retry_scheduled',
+              payload: { next_attempt_at: at(next.backoff_ms), backoff_ms: next.backoff_ms },
+            } as const)
+          : ({ ...base, kind: 'delivery.discarded', payload: { reason: 'max_attempts' } } as const)
+      return [attempted(outcome.attempt, true, 'interrupted'), tail]
+    }
+  }
+}
+
+/** Whether an outcome reached the receiver and failed (it counts against the endpoint). */
+export function isEndpointFailure(outcome: DeliveryOutcome): boolean {
+  switch (outcome.type) {
+    case 'retry_scheduled':
+    case 'snoozed_retry_after':
+      return true
+    case 'discarded':
+      return outcome.attempt !== null
+    default:
+      return false
+  }
+}

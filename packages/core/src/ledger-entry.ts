@@ -1,0 +1,119 @@
+/**
+ * The ledger's vocabulary. Every change of an endpoint or a delivery is one or more of these
+ * entries, appended in the same transaction as the projection rows they imply. Payloads are
+ * JSON-safe (timestamps as ISO strings) because they are stored as jsonb and replayed later.
+ */
+
+/** Who caused an entry: `worker:<id>`, `owner:<token id>`, `operator`, `system`. */
+export type Actor = string
+
+/** Payload of each ledger kind. */
+export interface LedgerPayloads {
+  'event.published': { type: string; subject: string }
+  'event.pruned': { published_at: string }
+  'fanout.decided': {
+    type: string
+    matched: string[]
+    denied: { endpoint_id: string; reason: string }[]
+    skipped_internal?: boolean
+  }
+  'endpoint.created': {
+    url: string
+    description: string
+    event_types: string[]
+    embed_id: string | null
+    secret_sealed: string
+    secret_key_id: string
+  }
+  'endpoint.updated': {
+    url?: string
+    description?: string
+    event_types?: string[]
+    embed_id?: string | null
+  }
+  'endpoint.enabled': Record<string, never>
+  'endpoint.disabled': { reason: string }
+  'endpoint.failing': { since: string }
+  'endpoint.recovered': { failing_since: string }
+  'endpoint.secret_rotated': {
+    secret_sealed: string
+    secret_key_id: string
+    previous_key_id: string
+    previous_sealed: string | null
+    previous_expires_at: string | null
+  }
+  'endpoint.deleted': Record<string, never>
+  'delivery.enqueued': {
+    event_type: string
+    next_attempt_at: string
+    cool_down: boolean
+  }
+  'delivery.claimed': { worker: string; lease_until: string }
+  'delivery.lease_busy': { next_attempt_at: string }
+  'delivery.attempted': {
+    attempt: number
+    counted: boolean
+    run: number
+    started_at: string
+    duration_ms: number
+    status_code: number | null
+    error: string | null
+    outcome: AttemptOutcomeName
+    signed_with: string[]
+    address?: string | null
+    response_excerpt?: string
+  }
+  'delivery.completed': Record<string, never>
+  'delivery.retry_scheduled': { next_attempt_at: string; backoff_ms: number }
+  'delivery.snoozed': { next_attempt_at: string; retry_after_ms: number }
+  'delivery.discarded': { reason: DiscardReason; detail?: string }
+  'delivery.redelivered': {
+    run: number
+    next_attempt_at: string
+    previous_run: number
+    previous_attempts: number
+  }
+}
+
+export type LedgerKind = keyof LedgerPayloads
+
+/** Named outcomes of one attempt, as recorded in the attempt history. */
+export type AttemptOutcomeName =
+  | 'completed'
+  | 'retry_scheduled'
+  | 'snoozed'
+  | 'discarded'
+  | 'interrupted'
+
+/** Why a delivery was discarded. */
+export type DiscardReason =
+  | 'http_status'
+  | 'max_attempts'
+  | 'egress_blocked'
+  | 'endpoint_disabled'
+  | 'endpoint_deleted'
+  | 'event_pruned'
+  | 'retry_window_exceeded'
+
+interface LedgerEntryBase {
+  readonly occurred_at: Date
+  readonly owner_id: string
+  readonly endpoint_id: string | null
+  readonly delivery_id: string | null
+  readonly event_id: string | null
+  readonly actor: Actor
+}
+
+/** One entry to append. `position` and `tx_id` are assigned by the database. */
+export type LedgerEntry = {
+  [K in LedgerKind]: LedgerEntryBase & { readonly kind: K; readonly payload: LedgerPayloads[K] }
+}[LedgerKind]
+
+/** An entry read back from the ledger. */
+export type LedgerRecord = LedgerEntry & { readonly position: string }
+
+/** An entry of one kind. */
+export type LedgerEntryOf<K extends LedgerKind> = Extract<LedgerEntry, { kind: K }>
+
+/** ISO string of a Date, the one way timestamps enter payloads. */
+export const iso = (d: Date): string => d.toISOString()

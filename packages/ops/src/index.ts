@@ -1,0 +1,6 @@
+export * from './op-error.js'
+export * from './operation.js'
+export * from './schemas.js'
+export * from './event-publisher.js'
+export * from './webhook-ops.js'
+export * from './registry.js'

@@ -1,0 +1,60 @@
+import type { z } from 'zod'
+import type { Clock, EgressPolicy, EventCatalog, Logger, SecretBox } from '@hookledger/core'
+import type { Db, TokenPrincipal, TokenScope } from '@hookledger/store'
+
+/** Everything an operation may use; built once by the composition root. */
+export interface OpDeps {
+  readonly db: Db
+  readonly clock: Clock
+  readonly secretBox: SecretBox
+  readonly egressPolicy: EgressPolicy
+  readonly catalog: EventCatalog
+  readonly logger: Logger
+  /** How long a rotated-out secret keeps signing (0 disables). */
+  readonly rotationGraceMs: number
+  /** Base of links to the UI (a delivery row links to its attempts page). */
+  readonly publicBaseUrl: string
+}
+
+/** Who is calling: a token's principal. */
+export type Principal = TokenPrincipal
+
+export interface OpContext {
+  readonly deps: OpDeps
+  readonly principal: Principal
+  /** `owner:<token id>` or `operator`, recorded as the ledger actor. */
+  readonly actor: string
+}
+
+/** An operation's answer and the HTTP status that goes with it. */
+export interface OpReply<T> {
+  readonly status: 200 | 201 | 202 | 204
+  readonly body: T
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE'
+
+/**
+ * One operation, declared once: its name, input and output schemas, required scope and
+ * handler. The HTTP routes, the CLI's `op <name>` and the OpenAPI description are all derived
+ * from these declarations.
+ */
+export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  readonly name: string
+  readonly summary: string
+  readonly scope: TokenScope
+  readonly http: { readonly method: HttpMethod; readonly path: string }
+  /** Input: path params, query (GET/DELETE) or JSON body (POST/PATCH), merged into one object. */
+  readonly input: I
+  readonly output: O
+  /** Answer statuses besides errors, for the description. */
+  readonly statuses?: readonly number[]
+  handler(ctx: OpContext, input: z.output<I>): Promise<OpReply<z.input<O>>>
+}
+
+/** Declares an operation with its types inferred. */
+export function defineOp<I extends z.ZodType, O extends z.ZodType>(op: Operation<I, O>): Operation<I, O> {
+  return op
+}
+
+export const ok = <T>(body: T): OpReply<T> => ({ status: 200, body })

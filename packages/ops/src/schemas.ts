@@ -1,0 +1,119 @@
+import { z } from 'zod'
+import { endpointState, type AttemptRow, type DeliveryRow, type EndpointRow } from '@hookledger/core'
+
+/** Ids we mint are UUIDs; anything else cannot name one of our rows. */
+export const uuidParam = z.string().uuid({ message: 'must be a UUID' })
+
+/** Event ids: Standard Webhooks ids must not contain `.`; we keep them URL- and header-safe. */
+export const eventId = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9_-]+$/, 'only letters, digits, `_` and `-`')
+
+export const limitParam = z.coerce.number().int().min(1).max(200).default(50)
+export const cursorParam = z.string().min(1).max(512).optional()
+
+export const endpointSchema = z.object({
+  id: z.string(),
+  url: z.string(),
+  description: z.string(),
+  event_types: z.array(z.string()),
+  embed_id: z.string().nullable(),
+  enabled: z.boolean(),
+  state: z.enum(['enabled', 'failing', 'disabled']),
+  disabled_reason: z.string().nullable(),
+  failing_since: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+})
+export type EndpointView = z.input<typeof endpointSchema>
+
+const isoOrNull = (d: Date | null) => (d ? d.toISOString() : null)
+
+/** The public shape of an endpoint: never its secret, never its lease. */
+export function endpointView(row: EndpointRow): EndpointView {
+  const state = endpointState(row)
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    event_types: row.event_types,
+    embed_id: row.embed_id,
+    enabled: row.enabled,
+    state: state === 'deleted' ? 'disabled' : state,
+    disabled_reason: row.disabled_reason,
+    failing_since: isoOrNull(row.failing_since),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  }
+}
+
+export const deliveryStateSchema = z.enum(['pending', 'running', 'retryable', 'completed', 'discarded'])
+
+export const deliverySchema = z.object({
+  id: z.string(),
+  endpoint_id: z.string(),
+  event_id: z.string(),
+  event_type: z.string(),
+  state: deliveryStateSchema,
+  run: z.number().int(),
+  attempts: z.number().int(),
+  last_status: z.number().int().nullable(),
+  last_error: z.string().nullable(),
+  next_attempt_at: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  link: z.string(),
+})
+export type DeliveryView = z.input<typeof deliverySchema>
+
+export function deliveryView(row: DeliveryRow, baseUrl: string): DeliveryView {
+  return {
+    id: row.id,
+    endpoint_id: row.endpoint_id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    state: row.state,
+    run: row.run,
+    attempts: row.attempts,
+    last_status: row.last_status,
+    last_error: row.last_error,
+    next_attempt_at: isoOrNull(row.next_attempt_at),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    link: `${baseUrl}/ui/deliveries/${row.id}`,
+  }
+}
+
+export const attemptSchema = z.object({
+  attempt: z.number().int(),
+  run: z.number().int(),
+  counted: z.boolean(),
+  started_at: z.string(),
+  duration_ms: z.number().int(),
+  status_code: z.number().int().nullable(),
+  error: z.string().nullable(),
+  outcome: z.string(),
+  signed_with: z.array(z.string()),
+  actor: z.string(),
+})
+
+export function attemptView(row: AttemptRow): z.input<typeof attemptSchema> {
+  return {
+    attempt: row.attempt,
+    run: row.run,
+    counted: row.counted,
+    started_at: row.started_at.toISOString(),
+    duration_ms: row.duration_ms,
+    status_code: row.status_code,
+    error: row.error,
+    outcome: row.outcome,
+    signed_with: row.signed_with,
+    actor: row.actor,
+  }
+}
+
+/** `{ data, next_cursor }`, the shape of every list. */
+export const pageOf = <T extends z.ZodType>(item: T) =>
+  z.object({ data: z.array(item), next_cursor: z.string().nullable() })

@@ -1,0 +1,190 @@
+import { z } from 'zod'
+import {
+  checkEndpointUrl,
+  generateWebhookSecret,
+  isValidGlob,
+  secretKeyId,
+} from '@hookledger/core'
+import {
+  attemptList,
+  deliveryGet,
+  deliveryList,
+  endpointCreate,
+  endpointGet,
+  endpointList,
+  eventInsert,
+  InvalidCursorError,
+} from '@hookledger/store'
+import { OpError, notFound } from './op-error.js'
+import { defineOp, ok, type OpContext } from './operation.js'
+import { preparePublish, publishInputSchema } from './event-publisher.js'
+import {
+  attemptSchema,
+  attemptView,
+  cursorParam,
+  deliverySchema,
+  deliveryStateSchema,
+  deliveryView,
+  endpointSchema,
+  endpointView,
+  limitParam,
+  pageOf,
+  uuidParam,
+} from './schemas.js'
+
+const ownerCtx = (ctx: OpContext) => ({
+  owner_id: ctx.principal.owner_id,
+  now: ctx.deps.clock.now(),
+  actor: ctx.actor,
+})
+
+/** Turns a bad cursor into a 400 naming the field. */
+async function paged<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (err) {
+    if (err instanceof InvalidCursorError) throw new OpError(400, 'invalid_input', err.message, 'cursor')
+    throw err
+  }
+}
+
+export const eventTypesGlobs = z
+  .array(
+    z
+      .string()
+      .min(1)
+      .max(200)
+      .refine(isValidGlob, 'not a valid event type glob'),
+  )
+  .min(1)
+  .max(64)
+
+/** Refuses URLs the egress guard would block and globs that match no webhook-visible type. */
+export function checkEndpointInput(ctx: OpContext, input: { url?: string | undefined; event_types?: readonly string[] | undefined }) {
+  if (input.url !== undefined) {
+    const problem = checkEndpointUrl(input.url, ctx.deps.egressPolicy)
+    if (problem) throw new OpError(422, problem.code, problem.message, 'url')
+  }
+  input.event_types?.forEach((glob, i) => {
+    if (!ctx.deps.catalog.globMatchesSomeWebhookType(glob)) {
+      throw new OpError(422, 'glob_matches_nothing', `"${glob}" matches no webhook-visible event type`, `event_types.${i}`)
+    }
+  })
+}
+
+export const endpointUrl = z.string().min(1).max(2048)
+export const embedId = z.string().min(1).max(200).regex(/^[A-Za-z0-9_.:-]+$/, 'only letters, digits and _ . : -')
+
+export const webhooksCreate = defineOp({
+  name: 'webhooks.create',
+  summary: 'Create an endpoint; the secret is in this answer only',
+  scope: 'admin',
+  http: { method: 'POST', path: '/api/admin/webhooks' },
+  statuses: [201],
+  input: z.strictObject({
+    url: endpointUrl,
+    description: z.string().max(1000).default(''),
+    event_types: eventTypesGlobs,
+    embed_id: embedId.nullable().default(null),
+  }),
+  output: z.object({ endpoint: endpointSchema, secret: z.string() }),
+  async handler(ctx, input) {
+    checkEndpointInput(ctx, input)
+    const secret = generateWebhookSecret()
+    const row = await ctx.deps.db.transaction().execute((trx) =>
+      endpointCreate(trx, ownerCtx(ctx), {
+        url: input.url,
+        description: input.description,
+        event_types: input.event_types,
+        embed_id: input.embed_id,
+        secret_sealed: ctx.deps.secretBox.seal(secret),
+        secret_key_id: secretKeyId(secret),
+      }),
+    )
+    return { status: 201, body: { endpoint: endpointView(row), secret } }
+  },
+})
+
+export const webhooksList = defineOp({
+  name: 'webhooks.list',
+  summary: "List the owner's endpoints",
+  scope: 'admin',
+  http: { method: 'GET', path: '/api/admin/webhooks' },
+  input: z.object({ limit: limitParam, cursor: cursorParam }),
+  output: pageOf(endpointSchema),
+  async handler(ctx, input) {
+    const page = await paged(() => endpointList(ctx.deps.db, ctx.principal.owner_id, input))
+    return ok({ data: page.data.map(endpointView), next_cursor: page.next_cursor })
+  },
+})
+
+export const webhooksGet = defineOp({
+  name: 'webhooks.get',
+  summary: 'Read one endpoint',
+  scope: 'admin',
+  http: { method: 'GET', path: '/api/admin/webhooks/:id' },
+  input: z.object({ id: uuidParam }),
+  output: endpointSchema,
+  async handler(ctx, input) {
+    const row = await endpointGet(ctx.deps.db, ctx.principal.owner_id, input.id)
+    if (!row) throw notFound('endpoint')
+    return ok(endpointView(row))
+  },
+})
+
+export const webhooksDeliveries = defineOp({
+  name: 'webhooks.deliveries',
+  summary: "An endpoint's deliveries, newest first; filter by state",
+  scope: 'admin',
+  http: { method: 'GET', path: '/api/admin/webhooks/:id/deliveries' },
+  input: z.object({ id: uuidParam, state: deliveryStateSchema.optional(), limit: limitParam, cursor: cursorParam }),
+  output: pageOf(deliverySchema),
+  async handler(ctx, input) {
+    const owner = ctx.principal.owner_id
+    if (!(await endpointGet(ctx.deps.db, owner, input.id))) throw notFound('endpoint')
+    const page = await paged(() => deliveryList(ctx.deps.db, owner, input.id, input))
+    return ok({ data: page.data.map((d) => deliveryView(d, ctx.deps.publicBaseUrl)), next_cursor: page.next_cursor })
+  },
+})
+
+export const webhooksAttempts = defineOp({
+  name: 'webhooks.attempts',
+  summary: 'Every attempt of one delivery, across its runs, from the ledger',
+  scope: 'admin',
+  http: { method: 'GET', path: '/api/admin/deliveries/:id/attempts' },
+  input: z.object({ id: uuidParam }),
+  output: z.object({
+    delivery: deliverySchema,
+    runs: z.array(z.object({ run: z.number().int(), started_at: z.string(), actor: z.string(), previous_attempts: z.number().int().nullable() })),
+    data: z.array(attemptSchema),
+  }),
+  async handler(ctx, input) {
+    const owner = ctx.principal.owner_id
+    const delivery = await deliveryGet(ctx.deps.db, owner, input.id)
+    if (!delivery) throw notFound('delivery')
+    const { attempts, runs } = await attemptList(ctx.deps.db, owner, input.id)
+    return ok({
+      delivery: deliveryView(delivery, ctx.deps.publicBaseUrl),
+      runs: runs.map((r) => ({ ...r, started_at: r.started_at.toISOString() })),
+      data: attempts.map(attemptView),
+    })
+  },
+})
+
+export const eventsPublish = defineOp({
+  name: 'events.publish',
+  summary: 'Publish a thin event; the same id again stores nothing',
+  scope: 'publish',
+  http: { method: 'POST', path: '/api/events' },
+  statuses: [200, 202],
+  input: publishInputSchema,
+  output: z.object({ id: z.string() }),
+  async handler(ctx, input) {
+    const now = ctx.deps.clock.now()
+    const event = preparePublish(ctx.deps.catalog, input, now)
+    const { id, created } = await ctx.deps.db
+      .transaction()
+      .execute((trx) => eventInsert(trx, { owner_id: ctx.principal.owner_id, event, now, actor: ctx.actor }))
+    return { status: created ? 202 : 200, body: { id } }
+  },
+})

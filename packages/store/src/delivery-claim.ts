@@ -1,0 +1,144 @@
+import { sql } from 'kysely'
+import {
+  DeliveryOutcome,
+  JOB_TIMEOUT_MS,
+  decideDelivery,
+  iso,
+  type DeliveryRow,
+  type EndpointRow,
+  type LedgerEntry,
+} from '@hookledger/core'
+import type { Db } from './database.js'
+import { ledgerAppend } from './ledger-append.js'
+import { foldOver } from './ledger-commit.js'
+import { DELIVERY_COLUMNS, ENDPOINT_COLUMNS, projectionUpsert } from './projection-write.js'
+
+/** The event as it travels: thin, no content. */
+export interface ThinEvent {
+  readonly id: string
+  readonly type: string
+  readonly subject: string
+  readonly occurred_at: Date
+  readonly data: Record<string, unknown>
+}
+
+/** A delivery this worker now holds, with everything needed to sign and send it. */
+export interface ClaimedDelivery {
+  readonly delivery: DeliveryRow
+  readonly endpoint: EndpointRow
+  readonly event: ThinEvent
+}
+
+export interface DeliveryClaimParams {
+  readonly now: Date
+  /** Free slots: never claim more than this. */
+  readonly limit: number
+  /** `worker:<id>`. */
+  readonly actor: string
+  readonly leaseMs?: number
+}
+
+export interface DeliveryClaimResult {
+  readonly claimed: ClaimedDelivery[]
+  /** Deliveries settled at claim time (endpoint disabled/deleted, event pruned, lease busy). */
+  readonly settled: number
+}
+
+/**
+ * Claims up to `limit` due deliveries, at most one per endpoint, and takes each endpoint's lease
+ * (`busy_until`) in the same transaction — committed before any POST. Deliveries whose endpoint
+ * is disabled or deleted, or whose event was pruned, are discarded here; one whose endpoint
+ * lease another worker took in the meantime is snoozed 2 s without spending an attempt.
+ *
+ * The candidate query probes each leasable endpoint for its earliest waiting delivery, so its
+ * cost follows the number of endpoints, never the backlog or the history.
+ */
+export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promise<DeliveryClaimResult> {
+  const { now, limit, actor } = params
+  if (limit <= 0) return { claimed: [], settled: 0 }
+  const leaseUntil = new Date(now.getTime() + (params.leaseMs ?? JOB_TIMEOUT_MS))
+  return db.transaction().execute(async (trx) => {
+    const heads = await sql<{ id: string }>`
+      select h.id from endpoints e
+      cross join lateral (
+        select d.id, d.next_attempt_at from deliveries d
+        where d.endpoint_id = e.id and d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
+        order by d.next_attempt_at, d.id limit 1
+      ) h
+      where e.deleted_at is null and (e.busy_until is null or e.busy_until <= ${now} or not e.enabled)
+      order by h.next_attempt_at, h.id
+      limit ${limit}
+    `.execute(trx)
+    if (heads.rows.length === 0) return { claimed: [], settled: 0 }
+    // Lock the heads; a row another worker holds, or that changed since, is skipped.
+    const locked = await sql<DeliveryRow>`
+      select * from deliveries
+      where id = any(${heads.rows.map((r) => r.id)}::uuid[])
+        and state in ('pending', 'retryable') and next_attempt_at <= ${now}
+      order by next_attempt_at, id
+      for update skip locked
+    `.execute(trx)
+    if (locked.rows.length === 0) return { claimed: [], settled: 0 }
+    const deliveries = locked.rows
+    const endpointIds = [...new Set(deliveries.map((d) => d.endpoint_id))].sort()
+    // Lock the endpoints in a fixed order; the lease is decided on their latest state.
+    const endpoints = (
+      await sql<EndpointRow>`select * from endpoints where id = any(${endpointIds}::uuid[]) order by id for update`.execute(trx)
+    ).rows
+    const endpointById = new Map(endpoints.map((e) => [e.id, e]))
+    const events = await sql<ThinEvent & { owner_id: string }>`
+      select owner_id, id, type, subject, occurred_at, data from events
+      where (owner_id, id) in (select * from unnest(${deliveries.map((d) => d.owner_id)}::text[], ${deliveries.map((d) => d.event_id)}::text[]))
+    `.execute(trx)
+    const eventByKey = new Map(events.rows.map((e) => [`${e.owner_id}\u0000${e.id}`, e]))
+
+    const entries: LedgerEntry[] = []
+    const claimedIds: string[] = []
+    const leasedNow = new Set<string>()
+    const ctx = { now, actor }
+    for (const d of deliveries) {
+      const endpoint = endpointById.get(d.endpoint_id)!
+      const event = eventByKey.get(`${d.owner_id}\u0000${d.event_id}`)
+      const busy =
+        leasedNow.has(endpoint.id) ||
+        (endpoint.busy_until !== null && endpoint.busy_until.getTime() > now.getTime())
+      if (endpoint.deleted_at !== null) {
+        entries.push(...decideDelivery(d, DeliveryOutcome.discarded('endpoint_deleted'), ctx))
+      } else if (!endpoint.enabled) {
+        const detail = endpoint.disabled_reason ?? ''
+        entries.push(...decideDelivery(d, DeliveryOutcome.discarded('endpoint_disabled', null, { detail }), ctx))
+      } else if (!event) {
+        entries.push(...decideDelivery(d, DeliveryOutcome.discarded('event_pruned'), ctx))
+      } else if (busy) {
+        entries.push(...decideDelivery(d, DeliveryOutcome.snoozedForBusy(), ctx))
+      } else {
+        leasedNow.add(endpoint.id)
+        claimedIds.push(d.id)
+        entries.push({
+          kind: 'delivery.claimed',
+          occurred_at: now,
+          owner_id: d.owner_id,
+          endpoint_id: d.endpoint_id,
+          delivery_id: d.id,
+          event_id: d.event_id,
+          actor,
+          payload: { worker: actor, lease_until: iso(leaseUntil) },
+        })
+      }
+    }
+    const { set, touched } = foldOver({ endpoints, deliveries }, entries)
+    await projectionUpsert(trx, 'deliveries', DELIVERY_COLUMNS, 'id', [...touched.deliveries].map((id) => set.deliveries.get(id)!))
+    await projectionUpsert(trx, 'endpoints', ENDPOINT_COLUMNS, 'id', [...touched.endpoints].map((id) => set.endpoints.get(id)!))
+    await ledgerAppend(trx, entries)
+    const claimed = claimedIds.map((id) => {
+      const delivery = set.deliveries.get(id)!
+      const event = eventByKey.get(`${delivery.owner_id}\u0000${delivery.event_id}`)!
+      return {
+        delivery,
+        endpoint: set.endpoints.get(delivery.endpoint_id)!,
+        event: { id: event.id, type: event.type, subject: event.subject, occurred_at: event.occurred_at, data: event.data },
+      }
+    })
+    return { claimed, settled: deliveries.length - claimed.length }
+  })
+}

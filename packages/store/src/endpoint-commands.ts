@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto'
+import { sql } from 'kysely'
+import {
+  DeliveryOutcome,
+  bytesToBase64,
+  decideDelivery,
+  decideEndpointUpdate,
+  iso,
+  type DeliveryRow,
+  type EndpointPatch,
+  type EndpointRow,
+  type LedgerEntry,
+} from '@hookledger/core'
+import type { Trx } from './database.js'
+import { ledgerCommit } from './ledger-commit.js'
+
+/** Who and when, for every owner command. */
+export interface CommandContext {
+  readonly owner_id: string
+  readonly now: Date
+  readonly actor: string
+}
+
+/** Locks and returns a live (not deleted) endpoint of this owner, or null. */
+export async function endpointLock(trx: Trx, ctx: CommandContext, id: string): Promise<EndpointRow | null> {
+  const rows = await sql<EndpointRow>`
+    select * from endpoints where id = ${id}::uuid and owner_id = ${ctx.owner_id} and deleted_at is null for update
+  `.execute(trx)
+  return rows.rows[0] ?? null
+}
+
+export interface EndpointCreateInput {
+  readonly url: string
+  readonly description: string
+  readonly event_types: readonly string[]
+  readonly embed_id: string | null
+  readonly secret_sealed: Uint8Array
+  readonly secret_key_id: string
+}
+
+/** `webhooks.create`: appends `endpoint.created` and inserts the row. */
+export async function endpointCreate(trx: Trx, ctx: CommandContext, input: EndpointCreateInput): Promise<EndpointRow> {
+  const id = randomUUID()
+  const { endpoints } = await ledgerCommit(trx, {}, [
+    {
+      kind: 'endpoint.created',
+      occurred_at: ctx.now,
+      owner_id: ctx.owner_id,
+      endpoint_id: id,
+      delivery_id: null,
+      event_id: null,
+      actor: ctx.actor,
+      payload: {
+        url: input.url,
+        description: input.description,
+        event_types: [...input.event_types],
+        embed_id: input.embed_id,
+        secret_sealed: bytesToBase64(input.secret_sealed),
+        secret_key_id: input.secret_key_id,
+      },
+    },
+  ])
+  return endpoints.get(id)!
+}
+
+/** `webhooks.update`; returns null when the endpoint does not exist for this owner. */
+export async function endpointUpdate(
+  trx: Trx,
+  ctx: CommandContext,
+  id: string,
+  patch: EndpointPatch,
+): Promise<EndpointRow | null> {
+  const row = await endpointLock(trx, ctx, id)
+  if (!row) return null
+  const entries = decideEndpointUpdate(row, patch, ctx.now, ctx.actor)
+  if (entries.length === 0) return row
+  const { endpoints } = await ledgerCommit(trx, { endpoints: [row] }, entries)
+  return endpoints.get(id) ?? row
+}
+
+/**
+ * `webhooks.delete`: the endpoint is marked deleted and every delivery still waiting for it is
+ * discarded (`endpoint_deleted`), each with its own ledger entry. A delivery in flight settles
+ * normally. Returns null when there is no such endpoint.
+ */
+export async function endpointDelete(
+  trx: Trx,
+  ctx: CommandContext,
+  id: string,
+): Promise<{ discarded: number } | null> {
+  const row = await endpointLock(trx, ctx, id)
+  if (!row) return null
+  const waiting = (
+    await sql<DeliveryRow>`
+      select * from deliveries where endpoint_id = ${id}::uuid and state in ('pending', 'retryable')
+      order by id for update
+    `.execute(trx)
+  ).rows
+  const entries: LedgerEntry[] = [
+    ...waiting.flatMap((d) => decideDelivery(d, DeliveryOutcome.discarded('endpoint_deleted'), ctx)),
+    {
+      kind: 'endpoint.deleted',
+      occurred_at: ctx.now,
+      owner_id: ctx.owner_id,
+      endpoint_id: id,
+      delivery_id: null,
+      event_id: null,
+      actor: ctx.actor,
+      payload: {},
+    },
+  ]
+  await ledgerCommit(trx, { endpoints: [row], deliveries: waiting }, entries)
+  return { discarded: waiting.length }
+}
+
+/**
+ * `webhooks.rotate_secret`: the new sealed secret becomes current; the previous one stays valid
+ * for `graceMs` (0 drops it at once), during which requests carry both signatures.
+ */
+export async function endpointRotateSecret(
+  trx: Trx,
+  ctx: CommandContext,
+  id: string,
+  input: { secret_sealed: Uint8Array; secret_key_id: string; graceMs: number },
+): Promise<EndpointRow | null> {
+  const row = await endpointLock(trx, ctx, id)
+  if (!row) return null
+  const keep = input.graceMs > 0
+  const { endpoints } = await ledgerCommit(trx, { endpoints: [row] }, [
+    {
+      kind: 'endpoint.secret_rotated',
+      occurred_at: ctx.now,
+      owner_id: ctx.owner_id,
+      endpoint_id: id,
+      delivery_id: null,
+      event_id: null,
+      actor: ctx.actor,
+      payload: {
+        secret_sealed: bytesToBase64(input.secret_sealed),
+        secret_key_id: input.secret_key_id,
+        previous_key_id: row.secret_key_id,
+        previous_sealed: keep ? bytesToBase64(row.secret_sealed) : null,
+        previous_expires_at: keep ? iso(new Date(ctx.now.getTime() + input.graceMs)) : null,
+      },
+    },
+  ])
+  return endpoints.get(id)!
+}
+
+/**
+ * `webhooks.redeliver`: every discarded delivery of the endpoint whose event still exists gets
+ * a new run with a fresh attempt budget, due now. The `delivery.redelivered` entry names the
+ * previous run, so the attempt history links old and new attempts; the actor is recorded.
+ */
+export async function endpointRedeliver(
+  trx: Trx,
+  ctx: CommandContext,
+  id: string,
+): Promise<{ requeued: number; skipped: number } | null> {
+  const row = await endpointLock(trx, ctx, id)
+  if (!row) return null
+  const discarded = (
+    await sql<DeliveryRow & { has_event: boolean }>`
+      select d.*, exists (select 1 from events e where e.owner_id = d.owner_id and e.id = d.event_id) as has_event
+      from deliveries d where d.endpoint_id = ${id}::uuid and d.state = 'discarded'
+      order by d.id for update of d
+    `.execute(trx)
+  ).rows
+  const requeue = discarded.filter((d) => d.has_event).map(({ has_event: _, ...d }) => d as DeliveryRow)
+  const entries: LedgerEntry[] = requeue.map((d) => ({
+    kind: 'delivery.redelivered',
+    occurred_at: ctx.now,
+    owner_id: ctx.owner_id,
+    endpoint_id: id,
+    delivery_id: d.id,
+    event_id: d.event_id,
+    actor: ctx.actor,
+    payload: { run: d.run + 1, next_attempt_at: iso(ctx.now), previous_run: d.run, previous_attempts: d.attempts },
+  }))
+  if (entries.length > 0) {
+    await ledgerCommit(trx, { deliveries: requeue }, entries)
+    await sql`select pg_notify('hookledger_deliveries', '')`.execute(trx)
+  }
+  return { requeued: requeue.length, skipped: discarded.length - requeue.length }
+}

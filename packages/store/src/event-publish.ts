@@ -1,0 +1,50 @@
+import { sql } from 'kysely'
+import type { Trx } from './database.js'
+import { ledgerAppend } from './ledger-append.js'
+
+/** NOTIFY channel that wakes the fan-out loop; the payload is empty (a hint, not data). */
+export const EVENTS_CHANNEL = 'hookledger_events'
+/** NOTIFY channel that wakes the delivery producer. */
+export const DELIVERIES_CHANNEL = 'hookledger_deliveries'
+
+/** A validated thin event to store. */
+export interface EventToPublish {
+  readonly id: string
+  readonly type: string
+  readonly subject: string
+  readonly occurred_at: Date
+  readonly data: Record<string, unknown>
+}
+
+/**
+ * Stores an event in the caller's transaction (the transactional outbox): it is fanned out
+ * only if that transaction commits. The same id again stores nothing and returns
+ * `created: false`. The NOTIFY is delivered on commit.
+ */
+export async function eventInsert(
+  trx: Trx,
+  params: { owner_id: string; event: EventToPublish; now: Date; actor: string },
+): Promise<{ id: string; created: boolean }> {
+  const { owner_id, event, now, actor } = params
+  const inserted = await sql<{ id: string }>`
+    insert into events (owner_id, id, type, subject, occurred_at, published_at, data)
+    values (${owner_id}, ${event.id}, ${event.type}, ${event.subject}, ${event.occurred_at}, ${now}, ${JSON.stringify(event.data)}::jsonb)
+    on conflict (owner_id, id) do nothing
+    returning id
+  `.execute(trx)
+  if (inserted.rows.length === 0) return { id: event.id, created: false }
+  await ledgerAppend(trx, [
+    {
+      kind: 'event.published',
+      occurred_at: now,
+      owner_id,
+      endpoint_id: null,
+      delivery_id: null,
+      event_id: event.id,
+      actor,
+      payload: { type: event.type, subject: event.subject },
+    },
+  ])
+  await sql`select pg_notify(${EVENTS_CHANNEL}, '')`.execute(trx)
+  return { id: event.id, created: true }
+}

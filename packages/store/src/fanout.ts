@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto'
+import { sql } from 'kysely'
+import {
+  COOL_DOWN_MS,
+  decideScope,
+  isRawSubject,
+  iso,
+  matchesAny,
+  type EndpointRow,
+  type EventCatalog,
+  type LedgerEntry,
+} from '@hookledger/core'
+import type { Db } from './database.js'
+import type { ThinEvent } from './delivery-claim.js'
+import { DELIVERIES_CHANNEL } from './event-publish.js'
+import { ledgerAppend } from './ledger-append.js'
+import { foldOver } from './ledger-commit.js'
+import { rowsToJson } from './projection-write.js'
+
+/**
+ * Port: may this embed's endpoint see this event? Asked once per event and endpoint, never
+ * cached, because an access code can be revoked or re-scoped at any moment.
+ */
+export type EmbedAdmits = (
+  embedId: string,
+  event: ThinEvent & { owner_id: string },
+  now: Date,
+) => Promise<boolean>
+
+export interface FanoutParams {
+  readonly now: Date
+  readonly catalog: EventCatalog
+  readonly embedAdmits: EmbedAdmits
+  readonly actor: string
+  /** Events per transaction. */
+  readonly limit?: number
+}
+
+interface EventRow extends ThinEvent {
+  owner_id: string
+}
+
+/**
+ * Fans out up to `limit` new events, each in the same transaction as its deliveries: for each
+ * event, one delivery per enabled endpoint of the owner whose globs match and whose scope
+ * admits it (`webhook.test` only to the endpoint it names), unique on (endpoint, event), and a
+ * `fanout.decided` entry naming what matched and what scope denied. Returns the number of
+ * events handled and deliveries enqueued.
+ */
+export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events: number; enqueued: number }> {
+  const { now, catalog, actor } = params
+  return db.transaction().execute(async (trx) => {
+    const events = (
+      await sql<EventRow>`
+        select owner_id, id, type, subject, occurred_at, data from events
+        where fanned_out_at is null order by published_at, id limit ${params.limit ?? 50}
+        for update skip locked
+      `.execute(trx)
+    ).rows
+    if (events.length === 0) return { events: 0, enqueued: 0 }
+    const owners = [...new Set(events.map((e) => e.owner_id))]
+    const endpoints = (
+      await sql<EndpointRow>`
+        select * from endpoints where owner_id = any(${owners}::text[]) and enabled and deleted_at is null
+        order by created_at, id
+      `.execute(trx)
+    ).rows
+    const entries: LedgerEntry[] = []
+    for (const event of events) {
+      const base = { occurred_at: now, owner_id: event.owner_id, event_id: event.id, actor }
+      const matched: string[] = []
+      const denied: { endpoint_id: string; reason: string }[] = []
+      const visible = catalog.isWebhookVisible(event.type)
+      const target = event.type === 'webhook.test' ? String(event.data['endpoint_id'] ?? '') : null
+      if (visible) {
+        for (const ep of endpoints) {
+          if (ep.owner_id !== event.owner_id) continue
+          if (target !== null ? ep.id !== target : !matchesAny(ep.event_types, event.type)) continue
+          const needsEmbed = ep.embed_id !== null && event.type === 'corpus.note.changed' && !isRawSubject(event.subject)
+          const embedAdmits = needsEmbed ? await params.embedAdmits(ep.embed_id!, event, now) : null
+          const scope = decideScope({ event, endpointEmbedId: ep.embed_id, embedAdmits })
+          if (scope.admitted) matched.push(ep.id)
+          else denied.push({ endpoint_id: ep.id, reason: scope.reason })
+        }
+      }
+      entries.push({
+        ...base,
+        kind: 'fanout.decided',
+        endpoint_id: null,
+        delivery_id: null,
+        payload: { type: event.type, matched, denied, ...(visible ? {} : { skipped_internal: true }) },
+      })
+      for (const endpointId of matched) {
+        const ep = endpoints.find((e) => e.id === endpointId)!
+        const coolDown = ep.failing_since !== null
+        entries.push({
+          ...base,
+          kind: 'delivery.enqueued',
+          endpoint_id: endpointId,
+          delivery_id: randomUUID(),
+          payload: {
+            event_type: event.type,
+            next_attempt_at: iso(coolDown ? new Date(now.getTime() + COOL_DOWN_MS) : now),
+            cool_down: coolDown,
+          },
+        })
+      }
+    }
+    // Insert the delivery rows; a pair (endpoint, event) that already has one keeps it, and
+    // its `delivery.enqueued` entry is dropped so the ledger matches the table.
+    const { set } = foldOver({}, entries)
+    const rows = [...set.deliveries.values()]
+    let inserted = new Set<string>()
+    if (rows.length > 0) {
+      const res = await sql<{ id: string }>`
+        insert into deliveries select * from jsonb_populate_recordset(null::deliveries, ${rowsToJson(rows)}::jsonb)
+        on conflict (endpoint_id, event_id) do nothing returning id
+      `.execute(trx)
+      inserted = new Set(res.rows.map((r) => r.id))
+    }
+    const kept = entries.filter((e) => e.kind !== 'delivery.enqueued' || inserted.has(e.delivery_id!))
+    await sql`
+      update events set fanned_out_at = ${now}
+      where (owner_id, id) in (select * from unnest(${events.map((e) => e.owner_id)}::text[], ${events.map((e) => e.id)}::text[]))
+    `.execute(trx)
+    await ledgerAppend(trx, kept)
+    if (inserted.size > 0) await sql`select pg_notify(${DELIVERIES_CHANNEL}, '')`.execute(trx)
+    return { events: events.length, enqueued: inserted.size }
+  })
+}

@@ -1,0 +1,93 @@
+/**
+ * Writes projection rows exactly as the core `evolve*` functions returned them. Rows travel as
+ * one jsonb array and are expanded with `jsonb_populate_recordset(null::<table>, …)`, so one
+ * statement writes a whole batch whatever its size.
+ */
+import { sql } from 'kysely'
+import type { AttemptRow, DeliveryRow, EndpointRow } from '@hookledger/core'
+import type { Trx } from './database.js'
+
+type Row = object
+
+/** The columns of each projection, in table order. Typed so a new column cannot be forgotten. */
+export const ENDPOINT_COLUMNS = [
+  'id', 'owner_id', 'url', 'description', 'event_types', 'embed_id', 'secret_sealed',
+  'secret_key_id', 'prev_secret_sealed', 'prev_secret_key_id', 'prev_secret_expires_at',
+  'enabled', 'disabled_reason', 'failing_since', 'busy_until', 'busy_delivery_id', 'deleted_at',
+  'created_at', 'updated_at',
+] as const satisfies readonly (keyof EndpointRow)[]
+export const DELIVERY_COLUMNS = [
+  'id', 'owner_id', 'endpoint_id', 'event_id', 'event_type', 'state', 'run', 'run_started_at',
+  'attempts', 'next_attempt_at', 'claimed_by', 'lease_until', 'last_status', 'last_error',
+  'created_at', 'updated_at',
+] as const satisfies readonly (keyof DeliveryRow)[]
+export const ATTEMPT_COLUMNS = [
+  'ledger_position', 'delivery_id', 'attempt', 'counted', 'run', 'owner_id', 'started_at',
+  'duration_ms', 'status_code', 'error', 'outcome', 'signed_with', 'actor',
+] as const satisfies readonly (keyof AttemptRow)[]
+
+// Compile-time check that each list names every field of its row type.
+type Missing<R, L extends readonly string[]> = Exclude<keyof R, L[number]>
+const complete: [Missing<EndpointRow, typeof ENDPOINT_COLUMNS>, Missing<DeliveryRow, typeof DELIVERY_COLUMNS>, Missing<AttemptRow, typeof ATTEMPT_COLUMNS>] extends [never, never, never] ? true : false = true
+void complete
+
+/** JSON for jsonb_populate_recordset: bytea as `\x…` hex, timestamps as ISO strings. */
+export function rowsToJson(rows: readonly Row[]): string {
+  return JSON.stringify(rows, function (this: unknown, _key, value: unknown) {
+    if (value instanceof Uint8Array || (value && (value as { type?: string }).type === 'Buffer')) {
+      const bytes = value instanceof Uint8Array ? value : Uint8Array.from((value as { data: number[] }).data)
+      return '\\x' + Buffer.from(bytes).toString('hex')
+    }
+    return value
+  })
+}
+
+const ident = (s: string) => sql.ref(s)
+const list = (cols: readonly string[], prefix?: string) =>
+  sql.join(cols.map((c) => sql.raw(prefix ? `${prefix}.${c}` : c)))
+
+/** Inserts or fully overwrites rows of `table`, keyed by `key`. */
+export async function projectionUpsert(
+  trx: Trx,
+  table: 'endpoints' | 'deliveries' | 'delivery_attempts',
+  columns: readonly string[],
+  key: string,
+  rows: readonly Row[],
+): Promise<void> {
+  if (rows.length === 0) return
+  const updatable = columns.filter((c) => c !== key)
+  await sql`
+    insert into ${ident(table)} (${list(columns)})
+    select ${list(columns, 'r')} from jsonb_populate_recordset(null::${ident(table)}, ${rowsToJson(rows)}::jsonb) r
+    on conflict (${sql.raw(key)}) do update set (${list(updatable)}) = (${list(updatable, 'excluded')})
+  `.execute(trx)
+}
+
+/** The claim a running delivery was last settled under; a settle applies only if it still holds. */
+export interface ClaimGuard {
+  readonly id: string
+  readonly claimed_by: string
+  readonly lease_until: Date
+}
+
+/**
+ * Overwrites running deliveries whose claim is still the one the worker holds (a rescuer may
+ * have taken a row back after its lease expired). Returns the ids actually written.
+ */
+export async function deliveriesWriteIfClaimed(
+  trx: Trx,
+  rows: readonly DeliveryRow[],
+  guards: readonly ClaimGuard[],
+): Promise<Set<string>> {
+  if (rows.length === 0) return new Set()
+  const updatable = DELIVERY_COLUMNS.filter((c) => c !== 'id')
+  const result = await sql<{ id: string }>`
+    update deliveries d set (${list(updatable)}) = (${list(updatable, 'r')})
+    from jsonb_populate_recordset(null::deliveries, ${rowsToJson(rows)}::jsonb) r,
+         jsonb_to_recordset(${JSON.stringify(guards)}::jsonb) as g(id uuid, claimed_by text, lease_until timestamptz)
+    where d.id = r.id and g.id = r.id and d.state = 'running'
+      and d.claimed_by = g.claimed_by and d.lease_until = g.lease_until
+    returning d.id
+  `.execute(trx)
+  return new Set(result.rows.map((r) => r.id))
+}

@@ -1,0 +1,123 @@
+import { sql } from 'kysely'
+import type { AttemptRow, DeliveryRow, DeliveryState, EndpointRow } from '@hookledger/core'
+import type { Db } from './database.js'
+
+/** A page of rows and the opaque cursor of the next page. */
+export interface Page<T> {
+  readonly data: T[]
+  readonly next_cursor: string | null
+}
+
+const encodeCursor = (parts: unknown[]) => Buffer.from(JSON.stringify(parts)).toString('base64url')
+
+/** Decodes a cursor; throws `InvalidCursorError` on anything that is not one of ours. */
+export class InvalidCursorError extends Error {}
+function decodeCursor(cursor: string): [string, string] {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string' && !Number.isNaN(Date.parse(v[0])) && /^[0-9a-f-]{36}$/.test(v[1])) {
+      return [v[0], v[1]]
+    }
+  } catch {
+    // fall through
+  }
+  throw new InvalidCursorError('cursor is not valid')
+}
+
+/** One live endpoint of this owner, or null (another owner's id looks exactly like a missing one). */
+export async function endpointGet(db: Db, owner_id: string, id: string): Promise<EndpointRow | null> {
+  const row = await sql<EndpointRow>`
+    select * from endpoints where id = ${id}::uuid and owner_id = ${owner_id} and deleted_at is null
+  `.execute(db)
+  return row.rows[0] ?? null
+}
+
+/** The owner's live endpoints, oldest first. */
+export async function endpointList(
+  db: Db,
+  owner_id: string,
+  params: { limit: number; cursor?: string | undefined },
+): Promise<Page<EndpointRow>> {
+  const after = params.cursor ? decodeCursor(params.cursor) : null
+  const rows = (
+    await sql<EndpointRow>`
+      select * from endpoints where owner_id = ${owner_id} and deleted_at is null
+      ${after ? sql`and (created_at, id) > (${after[0]}::timestamptz, ${after[1]}::uuid)` : sql``}
+      order by created_at, id limit ${params.limit + 1}
+    `.execute(db)
+  ).rows
+  const data = rows.slice(0, params.limit)
+  const last = data[data.length - 1]
+  return {
+    data,
+    next_cursor: rows.length > params.limit && last ? encodeCursor([last.created_at.toISOString(), last.id]) : null,
+  }
+}
+
+/** An endpoint's deliveries, newest first, optionally in one state. */
+export async function deliveryList(
+  db: Db,
+  owner_id: string,
+  endpoint_id: string,
+  params: { limit: number; cursor?: string | undefined; state?: DeliveryState | undefined },
+): Promise<Page<DeliveryRow>> {
+  const before = params.cursor ? decodeCursor(params.cursor) : null
+  const rows = (
+    await sql<DeliveryRow>`
+      select * from deliveries where endpoint_id = ${endpoint_id}::uuid and owner_id = ${owner_id}
+      ${params.state ? sql`and state = ${params.state}` : sql``}
+      ${before ? sql`and (created_at, id) < (${before[0]}::timestamptz, ${before[1]}::uuid)` : sql``}
+      order by created_at desc, id desc limit ${params.limit + 1}
+    `.execute(db)
+  ).rows
+  const data = rows.slice(0, params.limit)
+  const last = data[data.length - 1]
+  return {
+    data,
+    next_cursor: rows.length > params.limit && last ? encodeCursor([last.created_at.toISOString(), last.id]) : null,
+  }
+}
+
+/** One delivery of this owner, or null. */
+export async function deliveryGet(db: Db, owner_id: string, id: string): Promise<DeliveryRow | null> {
+  const rows = await sql<DeliveryRow>`
+    select * from deliveries where id = ${id}::uuid and owner_id = ${owner_id}
+  `.execute(db)
+  return rows.rows[0] ?? null
+}
+
+/** The runs of a delivery: who started each redelivery, and when. */
+export interface DeliveryRun {
+  readonly run: number
+  readonly started_at: Date
+  readonly actor: string
+  readonly previous_attempts: number | null
+}
+
+/** Every attempt of a delivery across all its runs, in order, plus how each run began. */
+export async function attemptList(
+  db: Db,
+  owner_id: string,
+  delivery_id: string,
+): Promise<{ attempts: AttemptRow[]; runs: DeliveryRun[] }> {
+  const attempts = (
+    await sql<AttemptRow>`
+      select * from delivery_attempts where delivery_id = ${delivery_id}::uuid and owner_id = ${owner_id}
+      order by ledger_position
+    `.execute(db)
+  ).rows
+  const runs = (
+    await sql<{ kind: string; occurred_at: Date; actor: string; payload: Record<string, unknown> }>`
+      select kind, occurred_at, actor, payload from ledger
+      where delivery_id = ${delivery_id}::uuid and owner_id = ${owner_id}
+        and kind in ('delivery.enqueued', 'delivery.redelivered')
+      order by position
+    `.execute(db)
+  ).rows.map((r) => ({
+    run: r.kind === 'delivery.enqueued' ? 1 : Number(r.payload['run']),
+    started_at: r.occurred_at,
+    actor: r.actor,
+    previous_attempts: r.kind === 'delivery.enqueued' ? null : Number(r.payload['previous_attempts']),
+  }))
+  return { attempts, runs }
+}

@@ -1,0 +1,39 @@
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import { inject } from 'vitest'
+import { createDb, type Db } from '@hookledger/store'
+import { TEMPLATE_DB } from './global-setup.js'
+
+/** A database of its own for the calling test, cloned from the migrated template. */
+export interface TestDatabase {
+  readonly url: string
+  readonly db: Db
+  readonly name: string
+  close(): Promise<void>
+}
+
+/**
+ * Creates a fresh database from the template. Creating a database costs milliseconds; one per
+ * test keeps tests independent without truncation between them.
+ */
+export async function testDatabase(options: { poolSize?: number } = {}): Promise<TestDatabase> {
+  const serverUrl = new URL(inject('pgServerUrl'))
+  const name = `t_${randomBytes(6).toString('hex')}`
+  const admin = new pg.Client({ connectionString: serverUrl.toString() })
+  await admin.connect()
+  try {
+    await admin.query(`create database ${name} template ${TEMPLATE_DB}`)
+  } finally {
+    await admin.end()
+  }
+  const url = Object.assign(new URL(serverUrl), { pathname: `/${name}` }).toString()
+  const db = createDb(new pg.Pool({ connectionString: url, max: options.poolSize ?? 4 }))
+  return {
+    url,
+    db,
+    name,
+    close: async () => {
+      await db.destroy()
+    },
+  }
+}

@@ -1,0 +1,84 @@
+import {
+  JOB_TIMEOUT_MS,
+  classifyAttempt,
+  signWebhook,
+  type AttemptResult,
+  type Clock,
+  type HttpTransport,
+  type SecretBox,
+} from '@hookledger/core'
+import type { ClaimedDelivery, Settlement } from '@hookledger/store'
+
+export interface ExecutorDeps {
+  readonly clock: Clock
+  readonly transport: HttpTransport
+  readonly secretBox: SecretBox
+  readonly actor: string
+  readonly jobTimeoutMs?: number
+}
+
+/** The thin body: type, subject, id — and `data`, which carries identifiers and flags only. */
+export function thinBody(event: ClaimedDelivery['event']): string {
+  return JSON.stringify({
+    id: event.id,
+    type: event.type,
+    subject: event.subject,
+    occurred_at: event.occurred_at.toISOString(),
+    data: event.data,
+  })
+}
+
+/** Short, stable description of a non-response result for the attempt history. */
+function errorOf(result: AttemptResult): string | null {
+  switch (result.kind) {
+    case 'response':
+      return result.status >= 200 && result.status < 300 ? null : `HTTP ${result.status}`
+    case 'egress_blocked':
+      return `egress_blocked: ${result.address} (${result.error})`
+    default:
+      return `${result.kind}: ${result.error}`
+  }
+}
+
+/**
+ * One attempt: sign with the current secret (and the previous one during its grace window),
+ * POST through the guarded transport, and classify the result. No database transaction is
+ * open here. The job timeout bounds the whole attempt even if the transport misbehaves.
+ */
+export async function executeDelivery(claimed: ClaimedDelivery, deps: ExecutorDeps): Promise<Settlement> {
+  const { delivery, endpoint, event } = claimed
+  const now = deps.clock.now()
+  const secrets = [deps.secretBox.open(endpoint.secret_sealed)]
+  const keyIds = [endpoint.secret_key_id]
+  if (
+    endpoint.prev_secret_sealed !== null &&
+    endpoint.prev_secret_expires_at !== null &&
+    endpoint.prev_secret_expires_at.getTime() > now.getTime()
+  ) {
+    secrets.push(deps.secretBox.open(endpoint.prev_secret_sealed))
+    keyIds.push(endpoint.prev_secret_key_id ?? 'previous')
+  }
+  const body = thinBody(event)
+  const signed = signWebhook({ id: event.id, timestamp: Math.floor(now.getTime() / 1000), body, secrets })
+  const timeoutMs = deps.jobTimeoutMs ?? JOB_TIMEOUT_MS
+  let timer: NodeJS.Timeout | undefined
+  const result = await Promise.race([
+    deps.transport.post({ url: endpoint.url, headers: { ...signed.headers }, body }),
+    new Promise<AttemptResult>((resolve) => {
+      timer = setTimeout(
+        () => resolve({ kind: 'timeout', durationMs: timeoutMs, error: 'job timeout' }),
+        timeoutMs,
+      )
+    }),
+  ]).finally(() => clearTimeout(timer))
+  const facts = {
+    started_at: now,
+    duration_ms: result.durationMs,
+    status_code: result.kind === 'response' ? result.status : null,
+    error: errorOf(result),
+    signed_with: keyIds,
+    address: result.kind === 'response' ? result.address : result.kind === 'egress_blocked' ? result.address : null,
+    ...(result.kind === 'response' && result.bodyExcerpt ? { response_excerpt: result.bodyExcerpt } : {}),
+  }
+  return { delivery, actor: deps.actor, outcome: classifyAttempt(delivery, result, facts, deps.clock.now()) }
+}

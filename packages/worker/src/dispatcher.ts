@@ -1,0 +1,244 @@
+import {
+  silentLogger,
+  type Clock,
+  type EventCatalog,
+  type HttpTransport,
+  type Logger,
+  type SecretBox,
+} from '@hookledger/core'
+import {
+  DELIVERIES_CHANNEL,
+  EVENTS_CHANNEL,
+  deliveryClaim,
+  deliveryRescue,
+  eventPrune,
+  fanoutRun,
+  EVENT_RETENTION_DEFAULT_MS,
+  type ClaimedDelivery,
+  type Db,
+  type EmbedAdmits,
+  type Notifier,
+} from '@hookledger/store'
+import { executeDelivery } from './delivery-executor.js'
+import { SettleBatcher } from './settle-batcher.js'
+
+export const CONCURRENCY_DEFAULT = 64
+export const POLL_INTERVAL_DEFAULT_MS = 1_000
+export const MAINTENANCE_INTERVAL_DEFAULT_MS = 5_000
+export const SHUTDOWN_GRACE_DEFAULT_MS = 15_000
+
+export interface DispatcherOptions {
+  readonly db: Db
+  readonly clock: Clock
+  readonly transport: HttpTransport
+  readonly secretBox: SecretBox
+  readonly catalog: EventCatalog
+  readonly embedAdmits: EmbedAdmits
+  readonly workerId: string
+  readonly logger?: Logger
+  readonly notifier?: Notifier
+  readonly concurrency?: number
+  readonly pollIntervalMs?: number
+  readonly maintenanceIntervalMs?: number
+  readonly retentionMs?: number
+  readonly shutdownGraceMs?: number
+}
+
+/** Counts of one `runOnce` step. */
+export interface StepReport {
+  fannedOut: number
+  enqueued: number
+  claimed: number
+  settledOnClaim: number
+  attempted: number
+}
+
+/**
+ * The delivery engine of one process: fan-out, a producer that claims only as many deliveries
+ * as it has free slots, executors that POST with no transaction open, and a batching completer.
+ * NOTIFY wakes it; a jittered poll is the fallback and is enough on its own. Maintenance
+ * (rescuer, pruner) runs on an interval; several processes may run it at once safely.
+ */
+export class Dispatcher {
+  readonly #o: DispatcherOptions
+  readonly #log: Logger
+  readonly #actor: string
+  readonly #settler: SettleBatcher
+  readonly #concurrency: number
+  #inflight = new Set<Promise<void>>()
+  #running = false
+  #stopping: Promise<void> | null = null
+  #wake: (() => void) | null = null
+  #nudged = false
+  #loop: Promise<void> | null = null
+  #maintenanceTimer: NodeJS.Timeout | null = null
+
+  constructor(options: DispatcherOptions) {
+    this.#o = options
+    this.#log = options.logger ?? silentLogger
+    this.#actor = `worker:${options.workerId}`
+    this.#concurrency = options.concurrency ?? CONCURRENCY_DEFAULT
+    this.#settler = new SettleBatcher({ db: options.db, clock: options.clock, logger: this.#log })
+  }
+
+  /** Deliveries currently being attempted by this process. */
+  get inflight(): number {
+    return this.#inflight.size
+  }
+
+  async start(): Promise<void> {
+    if (this.#running) return
+    this.#running = true
+    await this.#o.notifier?.listen(EVENTS_CHANNEL, () => this.nudge())
+    await this.#o.notifier?.listen(DELIVERIES_CHANNEL, () => this.nudge())
+    this.#loop = this.#run()
+    const every = this.#o.maintenanceIntervalMs ?? MAINTENANCE_INTERVAL_DEFAULT_MS
+    const tick = () => {
+      this.#maintenanceTimer = setTimeout(async () => {
+        await this.maintenanceOnce().catch((err) => this.#log.error({ err }, 'maintenance:error'))
+        if (this.#running) tick()
+      }, every)
+    }
+    tick()
+  }
+
+  /** Wakes the producer early (NOTIFY, a freed slot). */
+  nudge(): void {
+    this.#nudged = true
+    this.#wake?.()
+  }
+
+  /**
+   * Stops claiming, lets in-flight POSTs finish (bounded by the grace period, which is the job
+   * timeout), records their outcomes, and resolves. Safe to call repeatedly or before start.
+   */
+  stop(): Promise<void> {
+    this.#stopping ??= (async () => {
+      this.#running = false
+      if (this.#maintenanceTimer) clearTimeout(this.#maintenanceTimer)
+      this.#wake?.()
+      await this.#loop
+      const grace = this.#o.shutdownGraceMs ?? SHUTDOWN_GRACE_DEFAULT_MS
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([
+        Promise.all(this.#inflight),
+        new Promise((r) => (timer = setTimeout(r, grace))),
+      ]).finally(() => clearTimeout(timer))
+      await this.#settler.flush()
+    })()
+    return this.#stopping
+  }
+
+  async #run(): Promise<void> {
+    while (this.#running) {
+      this.#nudged = false
+      let busy = false
+      try {
+        busy = await this.#step()
+      } catch (err) {
+        this.#log.error({ err }, 'producer:step_error')
+      }
+      if (!this.#running) break
+      if (busy && this.#nudged) continue
+      if (busy && this.#inflight.size < this.#concurrency) continue
+      const poll = this.#o.pollIntervalMs ?? POLL_INTERVAL_DEFAULT_MS
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, poll * (0.9 + Math.random() * 0.2))
+        this.#wake = () => {
+          clearTimeout(t)
+          resolve()
+        }
+        if (this.#nudged) this.#wake()
+      })
+      this.#wake = null
+    }
+  }
+
+  /** One producer pass: fan out new events, claim into free slots. True if it did anything. */
+  async #step(): Promise<boolean> {
+    const fan = await this.fanoutOnce()
+    const free = this.#concurrency - this.#inflight.size
+    if (free <= 0) return fan.events > 0
+    const now = this.#o.clock.now()
+    const { claimed, settled } = await deliveryClaim(this.#o.db, { now, limit: free, actor: this.#actor })
+    for (const c of claimed) this.#launch(c)
+    return fan.events > 0 || claimed.length > 0 || settled > 0
+  }
+
+  #launch(c: ClaimedDelivery): void {
+    const p: Promise<void> = executeDelivery(c, {
+      clock: this.#o.clock,
+      transport: this.#o.transport,
+      secretBox: this.#o.secretBox,
+      actor: this.#actor,
+    })
+      .then((settlement) => this.#settler.add(settlement))
+      .catch((err) => this.#log.error({ err, delivery_id: c.delivery.id }, 'executor:error'))
+      .finally(() => {
+        this.#inflight.delete(p)
+        if (this.#running) this.nudge()
+      })
+    this.#inflight.add(p)
+  }
+
+  /** Fans out every waiting event. */
+  async fanoutOnce(): Promise<{ events: number; enqueued: number }> {
+    let events = 0
+    let enqueued = 0
+    for (;;) {
+      const r = await fanoutRun(this.#o.db, {
+        now: this.#o.clock.now(),
+        catalog: this.#o.catalog,
+        embedAdmits: this.#o.embedAdmits,
+        actor: this.#actor,
+      })
+      events += r.events
+      enqueued += r.enqueued
+      if (r.events === 0) return { events, enqueued }
+    }
+  }
+
+  /**
+   * One synchronous step for tests on a fake clock: fan out, claim into every free slot, attempt
+   * each claimed delivery, and record the outcomes before returning.
+   */
+  async runOnce(): Promise<StepReport> {
+    const fan = await this.fanoutOnce()
+    const { claimed, settled } = await deliveryClaim(this.#o.db, {
+      now: this.#o.clock.now(),
+      limit: this.#concurrency,
+      actor: this.#actor,
+    })
+    const settlements = await Promise.all(
+      claimed.map((c) =>
+        executeDelivery(c, {
+          clock: this.#o.clock,
+          transport: this.#o.transport,
+          secretBox: this.#o.secretBox,
+          actor: this.#actor,
+        }),
+      ),
+    )
+    await Promise.all(settlements.map((s) => this.#settler.add(s)))
+    await this.#settler.flush()
+    return {
+      fannedOut: fan.events,
+      enqueued: fan.enqueued,
+      claimed: claimed.length,
+      settledOnClaim: settled,
+      attempted: settlements.length,
+    }
+  }
+
+  /** Rescues deliveries whose worker was lost and prunes events past retention. */
+  async maintenanceOnce(): Promise<{ rescued: number; pruned: number }> {
+    const now = this.#o.clock.now()
+    const rescued = await deliveryRescue(this.#o.db, { now })
+    const pruned = await eventPrune(this.#o.db, {
+      now,
+      retentionMs: this.#o.retentionMs ?? EVENT_RETENTION_DEFAULT_MS,
+    })
+    if (rescued > 0) this.#log.warn({ rescued }, 'rescuer:rescued')
+    return { rescued, pruned }
+  }
+}
