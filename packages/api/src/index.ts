@@ -1,0 +1,3 @@
+export * from './create-api.js'
+export * from './openapi.js'
+export * from './problem.js'

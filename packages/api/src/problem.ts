@@ -1,0 +1,47 @@
+import type { Context } from 'hono'
+
+/** An RFC 9457 problem document with our stable `code` and, for bad input, the field at fault. */
+export interface Problem {
+  readonly type: string
+  readonly title: string
+  readonly status: number
+  readonly code: string
+  readonly detail?: string
+  readonly field?: string
+}
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  500: 'Internal Server Error',
+}
+
+/** Renders a problem as `application/problem+json`. */
+export function problem(
+  c: Context,
+  status: number,
+  code: string,
+  detail?: string,
+  field?: string,
+  headers: Record<string, string> = {},
+): Response {
+  const body: Problem = {
+    type: `https://hookledger.dev/problems/${code}`,
+    title: TITLES[status] ?? 'Error',
+    status,
+    code,
+    ...(detail !== undefined ? { detail } : {}),
+    ...(field !== undefined ? { field } : {}),
+  }
+  return c.body(JSON.stringify(body), status as never, {
+    'content-type': 'application/problem+json',
+    ...headers,
+  })
+}

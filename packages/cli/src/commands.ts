@@ -1,0 +1,161 @@
+import type { OpDeps } from '@hookledger/ops'
+import { OpError, findOperation, OPERATIONS } from '@hookledger/ops'
+import {
+  apiTokenCreate,
+  apiTokenList,
+  apiTokenRevoke,
+  ledgerReplayVerify,
+  OPERATOR_OWNER,
+  type Db,
+  type TokenScope,
+} from '@hookledger/store'
+import { sql } from 'kysely'
+
+/** Where a command writes; tests capture it. */
+export interface CliIo {
+  out(line: string): void
+  err(line: string): void
+}
+
+const SCOPES: readonly TokenScope[] = ['admin', 'publish', 'operator']
+
+/** `token create --owner O --scopes admin,publish [--label L] [--json]` */
+export async function tokenCreateCommand(
+  db: Db,
+  io: CliIo,
+  args: { owner?: string | undefined; scopes?: string | undefined; label?: string | undefined; json?: boolean | undefined; now: Date },
+): Promise<number> {
+  const scopes = (args.scopes ?? 'admin,publish').split(',').map((s) => s.trim()).filter(Boolean)
+  const bad = scopes.find((s) => !SCOPES.includes(s as TokenScope))
+  if (bad) {
+    io.err(`unknown scope "${bad}"; use ${SCOPES.join(', ')}`)
+    return 2
+  }
+  const operator = scopes.includes('operator')
+  if (operator && scopes.length > 1) {
+    io.err('an operator token carries only the "operator" scope')
+    return 2
+  }
+  const owner = operator ? OPERATOR_OWNER : args.owner
+  if (!owner || !/^[a-z0-9][a-z0-9_-]{0,62}$/.test(owner)) {
+    io.err('--owner is required: lowercase letters, digits, "_" and "-" (up to 63)')
+    return 2
+  }
+  const { id, token } = await apiTokenCreate(db, {
+    owner_id: owner,
+    scopes: scopes as TokenScope[],
+    label: args.label ?? '',
+    now: args.now,
+  })
+  if (args.json) io.out(JSON.stringify({ token, id, owner_id: owner, scopes }))
+  else io.out(`token ${id} for ${owner} (${scopes.join(', ')}), shown once:\n${token}`)
+  return 0
+}
+
+export async function tokenListCommand(db: Db, io: CliIo, args: { owner?: string | undefined; json?: boolean | undefined }) {
+  const rows = await apiTokenList(db, args.owner ? { owner_id: args.owner } : {})
+  if (args.json) io.out(JSON.stringify(rows))
+  else for (const r of rows) io.out(`${r.id}  ${r.owner_id}  ${r.scopes.join(',')}  ${r.revoked_at ? 'revoked' : 'live'}  ${r.label}`)
+  return 0
+}
+
+export async function tokenRevokeCommand(db: Db, io: CliIo, args: { id?: string | undefined; now: Date }) {
+  if (!args.id || !/^[0-9a-f-]{36}$/.test(args.id)) {
+    io.err('usage: hookledger token revoke <token id>')
+    return 2
+  }
+  const done = await apiTokenRevoke(db, { id: args.id, now: args.now })
+  io.out(done ? `revoked ${args.id}` : `no live token ${args.id}`)
+  return done ? 0 : 1
+}
+
+/**
+ * `ledger replay --verify`: rebuilds the projections from the ledger into scratch tables and
+ * diffs them with the live ones. Exit 0 with "no differences", or 1 naming every differing row.
+ */
+export async function ledgerReplayCommand(db: Db, io: CliIo, args: { json?: boolean | undefined }) {
+  const report = await ledgerReplayVerify(db)
+  if (args.json) {
+    io.out(JSON.stringify(report))
+  } else {
+    io.out(
+      `replayed ${report.ledgerRows} ledger rows into ${report.endpoints} endpoints, ${report.deliveries} deliveries, ${report.attempts} attempts in ${report.ms} ms`,
+    )
+    if (report.differences.length === 0) io.out('no differences')
+    for (const d of report.differences) {
+      io.out(
+        `DIFF ${d.table} ${d.key}: ${d.kind}${d.columns.length ? ` (${d.columns.map((c) => `${c}: live=${JSON.stringify(d.live?.[c])} replayed=${JSON.stringify(d.replayed?.[c])}`).join('; ')})` : ''}`,
+      )
+    }
+  }
+  return report.differences.length === 0 ? 0 : 1
+}
+
+/** `ledger audit [--delivery ID | --endpoint ID | --event ID] [--limit N]`: the entries, in order. */
+export async function ledgerAuditCommand(
+  db: Db,
+  io: CliIo,
+  args: { delivery?: string | undefined; endpoint?: string | undefined; event?: string | undefined; limit?: string | undefined; json?: boolean | undefined },
+) {
+  const limit = Math.min(Number(args.limit ?? 1000) || 1000, 100_000)
+  const rows = (
+    await sql<{ position: string; occurred_at: Date; owner_id: string; kind: string; endpoint_id: string | null; delivery_id: string | null; event_id: string | null; actor: string; payload: unknown }>`
+      select position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, actor, payload from ledger
+      where true
+      ${args.delivery ? sql`and delivery_id = ${args.delivery}::uuid` : sql``}
+      ${args.endpoint ? sql`and endpoint_id = ${args.endpoint}::uuid` : sql``}
+      ${args.event ? sql`and event_id = ${args.event}` : sql``}
+      order by position limit ${limit}
+    `.execute(db)
+  ).rows
+  for (const r of rows) {
+    if (args.json) io.out(JSON.stringify(r))
+    else io.out(`${r.position}  ${r.occurred_at.toISOString()}  ${r.kind.padEnd(26)} ${r.actor.padEnd(24)} ${r.delivery_id ?? r.endpoint_id ?? r.event_id ?? ''}  ${JSON.stringify(r.payload)}`)
+  }
+  return 0
+}
+
+/**
+ * `op <name> --owner O --json '{…}'`: runs a declared operation as the owner, with the same
+ * validation and handler as the HTTP route. Prints the answer as JSON.
+ */
+export async function opCommand(
+  deps: OpDeps,
+  io: CliIo,
+  args: { name?: string | undefined; owner?: string | undefined; json?: string | undefined },
+) {
+  const op = args.name ? findOperation(args.name) : undefined
+  if (!op) {
+    io.err(`unknown op "${args.name ?? ''}"; known: ${OPERATIONS.map((o) => o.name).join(', ')}`)
+    return 2
+  }
+  let raw: unknown = {}
+  try {
+    raw = args.json ? JSON.parse(args.json) : {}
+  } catch {
+    io.err('--json is not valid JSON')
+    return 2
+  }
+  const input = op.input.safeParse(raw)
+  if (!input.success) {
+    const issue = input.error.issues[0]!
+    io.err(`invalid input: ${issue.path.join('.') || '(root)'}: ${issue.message}`)
+    return 2
+  }
+  const operator = op.scope === 'operator'
+  const owner = operator ? OPERATOR_OWNER : (args.owner ?? 'default')
+  try {
+    const reply = await op.handler(
+      { deps, principal: { id: 'cli', owner_id: owner, scopes: [op.scope] }, actor: operator ? 'operator' : `owner:cli` },
+      input.data,
+    )
+    io.out(JSON.stringify(reply.body ?? null, null, 2))
+    return 0
+  } catch (err) {
+    if (err instanceof OpError) {
+      io.err(`${err.code}: ${err.message}${err.field ? ` (field ${err.field})` : ''}`)
+      return 1
+    }
+    throw err
+  }
+}

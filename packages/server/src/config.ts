@@ -1,0 +1,63 @@
+import path from 'node:path'
+import { z } from 'zod'
+import { parseEgressAllowList, parseMasterKey } from '@hookledger/core'
+
+const intIn = (min: number, max: number, def: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return def
+      const n = Number(v)
+      if (!Number.isInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `must be an integer from ${min} to ${max}, got "${v}"` })
+        return z.NEVER
+      }
+      return n
+    })
+
+const checked = <T>(fn: (v: string) => T) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return undefined
+      try {
+        return fn(v)
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message })
+        return z.NEVER
+      }
+    })
+
+/** Every setting, read from the environment and validated once, at start. */
+export const configSchema = z.object({
+  PORT: intIn(0, 65535, 8787),
+  HOST: z.string().default('127.0.0.1'),
+  DATABASE_URL: checked((v) => {
+    const u = new URL(v)
+    if (!/^postgres(ql)?:$/.test(u.protocol)) throw new Error('must be a postgres:// URL')
+    return v
+  }),
+  HOOKLEDGER_DATA_DIR: z.string().default('./.hookledger').transform((v) => path.resolve(v)),
+  HOOKLEDGER_MASTER_KEY: checked(parseMasterKey),
+  HOOKLEDGER_EGRESS_ALLOW: checked(parseEgressAllowList),
+  HOOKLEDGER_CATALOG_FILE: z.string().optional(),
+  HOOKLEDGER_ROTATION_GRACE_HOURS: intIn(0, 24 * 30, 24),
+  HOOKLEDGER_CONCURRENCY: intIn(1, 4096, 64),
+  HOOKLEDGER_RETENTION_DAYS: intIn(1, 3650, 30),
+  HOOKLEDGER_PUBLIC_URL: checked((v) => new URL(v).toString().replace(/\/$/, '')),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+})
+export type Config = z.output<typeof configSchema>
+
+/** Thrown with one line per bad setting. */
+export class ConfigError extends Error {}
+
+/** Parses the environment; throws a ConfigError naming every bad setting. */
+export function loadConfig(env: NodeJS.ProcessEnv): Config {
+  const parsed = configSchema.safeParse(env)
+  if (parsed.success) return parsed.data
+  const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`)
+  throw new ConfigError(`invalid settings:\n${lines.join('\n')}`)
+}

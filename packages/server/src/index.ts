@@ -1,0 +1,3 @@
+export * from './config.js'
+export * from './service.js'
+export * from './main.js'

@@ -1,0 +1,202 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { hostname } from 'node:os'
+import path from 'node:path'
+import { serve, type ServerType } from '@hono/node-server'
+import pg from 'pg'
+import { pino, type Logger as Pino } from 'pino'
+import {
+  createEgressPolicy,
+  createEventCatalog,
+  createSecretBox,
+  encodeMasterKey,
+  generateMasterKey,
+  parseMasterKey,
+  systemClock,
+  type Clock,
+} from '@hookledger/core'
+import { createApi } from '@hookledger/api'
+import type { OpDeps } from '@hookledger/ops'
+import {
+  apiTokenAny,
+  apiTokenCreate,
+  createDb,
+  createPgNotifier,
+  migrateToLatest,
+  openEmbeddedDatabase,
+  type Db,
+  type EmbedAdmits,
+  type EmbeddedDatabase,
+} from '@hookledger/store'
+import { Dispatcher, createHttpTransport } from '@hookledger/worker'
+import type { Config } from './config.js'
+
+/** Creates the process logger, with secrets and auth headers redacted. */
+export function createLogger(config: Pick<Config, 'LOG_LEVEL'>): Pino {
+  return pino({
+    level: config.LOG_LEVEL,
+    redact: {
+      paths: [
+        'secret',
+        '*.secret',
+        'token',
+        '*.token',
+        'headers.authorization',
+        '*.headers.authorization',
+        'req.headers.authorization',
+        'headers["webhook-signature"]',
+        '*.headers["webhook-signature"]',
+        'password',
+        '*.password',
+      ],
+      censor: '[redacted]',
+    },
+  })
+}
+
+/** The master key: from the setting, else from `<data dir>/master.key`, generated once (0600). */
+export function loadMasterKey(config: Config): Uint8Array {
+  if (config.HOOKLEDGER_MASTER_KEY) return config.HOOKLEDGER_MASTER_KEY
+  const file = path.join(config.HOOKLEDGER_DATA_DIR, 'master.key')
+  if (!existsSync(file)) writeFileSync(file, encodeMasterKey(generateMasterKey()) + '\n', { mode: 0o600, flag: 'wx' })
+  return parseMasterKey(readFileSync(file, 'utf8').trim())
+}
+
+/** An open database: Kysely over a small pool, plus what is needed to close it. */
+export interface OpenDatabase {
+  readonly db: Db
+  readonly url: string
+  close(): Promise<void>
+}
+
+/**
+ * Connects to `DATABASE_URL`, or opens the embedded PostgreSQL under the data dir (reusing it
+ * if the service already runs it), creates the `hookledger` database there if needed, and
+ * migrates to the latest schema.
+ */
+export async function openDatabase(config: Config, log: Pino, poolSize = 4): Promise<OpenDatabase> {
+  let embedded: EmbeddedDatabase | null = null
+  let url = config.DATABASE_URL
+  if (!url) {
+    embedded = await openEmbeddedDatabase({
+      dataDir: config.HOOKLEDGER_DATA_DIR,
+      onLog: (line) => log.debug({ component: 'postgres' }, line.trim()),
+    })
+    const admin = new pg.Client({ connectionString: embedded.url('postgres') })
+    await admin.connect()
+    const exists = await admin.query(`select 1 from pg_database where datname = 'hookledger'`)
+    if (exists.rowCount === 0) await admin.query('create database hookledger').catch(() => {})
+    await admin.end()
+    url = embedded.url('hookledger')
+  }
+  const db = createDb(new pg.Pool({ connectionString: url, max: poolSize }))
+  await migrateToLatest(db)
+  return {
+    db,
+    url,
+    close: async () => {
+      await db.destroy()
+      await embedded?.stop()
+    },
+  }
+}
+
+/** The operation dependencies for a config and database. */
+export function createOpDeps(config: Config, db: Db, log: Pino, clock: Clock = systemClock, port = config.PORT): OpDeps {
+  const extra = config.HOOKLEDGER_CATALOG_FILE
+    ? (JSON.parse(readFileSync(config.HOOKLEDGER_CATALOG_FILE, 'utf8')) as unknown[])
+    : []
+  return {
+    db,
+    clock,
+    secretBox: createSecretBox(loadMasterKey(config)),
+    egressPolicy: createEgressPolicy({ allow: config.HOOKLEDGER_EGRESS_ALLOW ?? [] }),
+    catalog: createEventCatalog(extra),
+    logger: log,
+    rotationGraceMs: config.HOOKLEDGER_ROTATION_GRACE_HOURS * 3_600_000,
+    publicBaseUrl: config.HOOKLEDGER_PUBLIC_URL ?? `http://${config.HOST}:${port}`,
+  }
+}
+
+export type Role = 'api' | 'worker' | 'all'
+
+/** A running service. */
+export interface RunningService {
+  readonly url: string
+  stop(): Promise<void>
+}
+
+/**
+ * Starts the API and/or the dispatcher in this process. On the very first start (no token
+ * yet) creates a one-time admin + publish token for owner `default` and prints it.
+ */
+export async function startService(
+  config: Config,
+  options: { role: Role; log: Pino; embedAdmits?: EmbedAdmits; out?: (line: string) => void },
+): Promise<RunningService> {
+  const { log, role } = options
+  const out = options.out ?? ((line: string) => process.stdout.write(line + '\n'))
+  const database = await openDatabase(config, log, role === 'all' ? 6 : 4)
+  const deps = createOpDeps(config, database.db, log)
+  let server: ServerType | null = null
+  let url = ''
+  if (role !== 'worker') {
+    const app = createApi({ deps })
+    const port = await new Promise<number>((resolve) => {
+      server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => resolve(info.port))
+    })
+    url = config.HOOKLEDGER_PUBLIC_URL ?? `http://${config.HOST}:${port}`
+    ;(deps as { publicBaseUrl: string }).publicBaseUrl = url
+    log.info({ url }, 'hookledger listening')
+    out(`hookledger listening on ${url}`)
+    if (!(await apiTokenAny(database.db))) {
+      const { token } = await apiTokenCreate(database.db, {
+        owner_id: 'default',
+        scopes: ['admin', 'publish'],
+        label: 'first start',
+        now: deps.clock.now(),
+      })
+      out(`first start: created an admin + publish token for owner "default" (shown once):\n  ${token}`)
+    }
+  }
+  let dispatcher: Dispatcher | null = null
+  let notifier: ReturnType<typeof createPgNotifier> | null = null
+  let transport: ReturnType<typeof createHttpTransport> | null = null
+  if (role !== 'api') {
+    notifier = createPgNotifier(database.url, (err) => log.warn({ err }, 'notifier:error'))
+    transport = createHttpTransport({ policy: deps.egressPolicy })
+    dispatcher = new Dispatcher({
+      db: database.db,
+      clock: deps.clock,
+      transport,
+      secretBox: deps.secretBox,
+      catalog: deps.catalog,
+      embedAdmits: options.embedAdmits ?? (async () => false),
+      workerId: `${hostname()}:${process.pid}`,
+      logger: log.child({ component: 'dispatcher' }),
+      notifier,
+      concurrency: config.HOOKLEDGER_CONCURRENCY,
+      retentionMs: config.HOOKLEDGER_RETENTION_DAYS * 24 * 3_600_000,
+    })
+    await dispatcher.start()
+    log.info({ concurrency: config.HOOKLEDGER_CONCURRENCY }, 'dispatcher started')
+  }
+  let stopping: Promise<void> | null = null
+  return {
+    url,
+    stop() {
+      stopping ??= (async () => {
+        const s = server as ServerType | null
+        if (s) {
+          const closed = new Promise<void>((resolve) => s.close(() => resolve()))
+          ;(s as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.()
+          await closed
+        }
+        await dispatcher?.stop()
+        await transport?.close()
+        await notifier?.close()
+        await database.close()
+      })()
+      return stopping
+    },
+  }
+}
