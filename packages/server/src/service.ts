@@ -147,7 +147,7 @@ export async function startService(
     url = config.HOOKLEDGER_PUBLIC_URL ?? `http://${config.HOST}:${port}`
     ;(deps as { publicBaseUrl: string }).publicBaseUrl = url
     log.info({ url }, 'hookledger listening')
-    out(`hookledger listening on ${url}`)
+    out(`hookledger listening on ${url} (pid ${process.pid})`)
     if (!(await apiTokenAny(database.db))) {
       const { token } = await apiTokenCreate(database.db, {
         owner_id: 'default',

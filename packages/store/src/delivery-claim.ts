@@ -51,7 +51,9 @@ export interface DeliveryClaimResult {
  * lease another worker took in the meantime is snoozed 2 s without spending an attempt.
  *
  * The candidate query probes each leasable endpoint for its earliest waiting delivery, so its
- * cost follows the number of endpoints, never the backlog or the history.
+ * cost follows the number of endpoints, never the backlog or the history. Disabled and deleted
+ * endpoints are always candidates, whatever their lease: their due deliveries (e.g. one whose
+ * in-flight attempt was settled as a retry after the delete) must be discarded, not stranded.
  */
 export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promise<DeliveryClaimResult> {
   const { now, limit, actor } = params
@@ -65,7 +67,7 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
         where d.endpoint_id = e.id and d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
         order by d.next_attempt_at, d.id limit 1
       ) h
-      where e.deleted_at is null and (e.busy_until is null or e.busy_until <= ${now} or not e.enabled)
+      where (e.busy_until is null or e.busy_until <= ${now} or not e.enabled or e.deleted_at is not null)
       order by h.next_attempt_at, h.id
       limit ${limit}
     `.execute(trx)

@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs'
+import { existsSync, readdirSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import pg from 'pg'
 import type { TestProject } from 'vitest/node'
@@ -14,6 +14,7 @@ declare module 'vitest' {
 }
 
 let embedded: EmbeddedDatabase | null = null
+let dataDir: string | null = null
 
 /**
  * One PostgreSQL per test run: the embedded one (a throwaway cluster under
@@ -26,7 +27,11 @@ export default async function setup(project: TestProject) {
     const base = new URL(process.env['DATABASE_URL'])
     serverUrl = (db = 'postgres') => Object.assign(new URL(base), { pathname: `/${db}` }).toString()
   } else {
-    const dataDir = path.resolve('.hookledger-test')
+    // One cluster per run, under a directory named after this process: two runs in the same
+    // checkout (two terminals, parallel agents) must not wipe each other's cluster.
+    const root = path.resolve('.hookledger-test')
+    removeStaleRuns(root)
+    dataDir = path.join(root, `run-${process.pid}`)
     rmSync(dataDir, { recursive: true, force: true })
     embedded = await openEmbeddedDatabase({
       dataDir,
@@ -45,5 +50,27 @@ export default async function setup(project: TestProject) {
   project.provide('pgServerUrl', serverUrl('postgres'))
   return async () => {
     await embedded?.stop()
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Removes what runs that are gone left behind (`run-<pid>` of a dead pid, the old flat layout). */
+function removeStaleRuns(root: string): void {
+  if (!existsSync(root)) return
+  for (const name of readdirSync(root)) {
+    const run = /^run-(\d+)$/.exec(name)
+    if (run ? !alive(Number(run[1])) : name === 'pg' || name === 'pg-credentials.json') {
+      if (name === 'pg' && existsSync(path.join(root, 'pg', 'postmaster.pid'))) continue
+      rmSync(path.join(root, name), { recursive: true, force: true })
+    }
   }
 }

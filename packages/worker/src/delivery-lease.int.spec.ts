@@ -1,0 +1,307 @@
+/**
+ * The endpoint lease and the rescuer, through the real claim and settle code: a lease another
+ * worker took while this claim waited for the endpoint row (busy → snooze 2 s, no attempt
+ * spent), and a delivery left running by a dead worker (rescued after the job timeout, its
+ * lost attempt recorded as interrupted, then delivered).
+ */
+import { sql } from 'kysely'
+import { afterEach, describe, expect, it } from 'vitest'
+import { BUSY_SNOOZE_MS, DeliveryOutcome, JOB_TIMEOUT_MS } from '@hookledger/core'
+import { deliveryClaim, deliverySettle } from '@hookledger/store'
+import { engineHarness, type EngineHarness } from '@hookledger/testkit'
+
+const s = 1_000
+
+let harness: EngineHarness | null = null
+afterEach(async () => {
+  await harness?.close()
+  harness = null
+})
+
+async function deliveryOf(hx: EngineHarness, eventId: string) {
+  return hx.db.selectFrom('deliveries').selectAll().where('event_id', '=', eventId).executeTakeFirstOrThrow()
+}
+
+async function endpointOf(hx: EngineHarness, id: string) {
+  return hx.db.selectFrom('endpoints').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+}
+
+async function ledgerOfDelivery(hx: EngineHarness, deliveryId: string) {
+  return hx.db
+    .selectFrom('ledger')
+    .select(['kind', 'payload', 'actor'])
+    .where('delivery_id', '=', deliveryId)
+    .orderBy('position')
+    .execute()
+}
+
+/** Resolves once some backend of this database waits on a lock while locking endpoint rows. */
+async function untilClaimWaitsForEndpointLock(hx: EngineHarness, timeoutMs = 5_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs
+  for (;;) {
+    const { rows } = await sql<{ n: number }>`
+      select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock'
+        and query like '%from endpoints where id = any%for update%'
+    `.execute(hx.db)
+    if (rows[0]!.n > 0) return
+    if (performance.now() > deadline) throw new Error('the claim never waited for the endpoint row')
+    await new Promise((r) => setImmediate(r))
+  }
+}
+
+describe('endpoint lease', () => {
+  it('busy: another worker took the lease while the claim waited → pending +2 s, no attempt spent', async () => {
+    const h = (harness = await engineHarness())
+    const { endpoint } = await h.createEndpoint()
+    await h.publish({ id: 'evt_busy' })
+    await h.dispatcher.fanoutOnce()
+    const d0 = await deliveryOf(h, 'evt_busy')
+    expect(d0).toMatchObject({ state: 'pending', attempts: 0 })
+    const t0 = h.clock.now()
+    const foreignLeaseUntil = new Date(t0.getTime() + JOB_TIMEOUT_MS)
+    const foreignDelivery = '00000000-0000-4000-8000-00000000f0f0'
+
+    // "Another worker" holds the endpoint row: the claim's candidate query still sees the
+    // endpoint free, then blocks on `FOR UPDATE` until the other worker's lease is committed.
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let rowLocked!: () => void
+    const locked = new Promise<void>((r) => (rowLocked = r))
+    const otherWorker = h.db.transaction().execute(async (trx) => {
+      await sql`select id from endpoints where id = ${endpoint.id}::uuid for update`.execute(trx)
+      rowLocked()
+      await gate
+      await sql`
+        update endpoints set busy_until = ${foreignLeaseUntil}, busy_delivery_id = ${foreignDelivery}::uuid
+        where id = ${endpoint.id}::uuid
+      `.execute(trx)
+    })
+    await locked
+    const step = h.step()
+    await untilClaimWaitsForEndpointLock(h)
+    release()
+    await otherWorker
+    expect(await step).toMatchObject({ claimed: 0, settledOnClaim: 1, attempted: 0 })
+
+    expect(h.receiver.requests).toHaveLength(0)
+    const d = await deliveryOf(h, 'evt_busy')
+    expect(d).toMatchObject({ state: 'pending', attempts: 0, claimed_by: null, lease_until: null })
+    expect(d.next_attempt_at!.getTime() - t0.getTime()).toBe(BUSY_SNOOZE_MS)
+    const ledger = await ledgerOfDelivery(h, d.id)
+    expect(ledger.map((e) => [e.kind, e.payload])).toEqual([
+      ['delivery.enqueued', expect.anything()],
+      ['delivery.lease_busy', { next_attempt_at: new Date(t0.getTime() + 2 * s).toISOString() }],
+    ])
+    // the other worker's lease is untouched; no attempt history
+    expect(await endpointOf(h, endpoint.id)).toMatchObject({
+      busy_until: foreignLeaseUntil,
+      busy_delivery_id: foreignDelivery,
+      failing_since: null,
+    })
+    expect(await h.db.selectFrom('delivery_attempts').selectAll().execute()).toEqual([])
+
+    // 2 s later the lease is still held: the busy endpoint is not even a candidate
+    h.clock.advance(BUSY_SNOOZE_MS)
+    expect(await h.step()).toMatchObject({ claimed: 0, settledOnClaim: 0 })
+    expect(await deliveryOf(h, 'evt_busy')).toMatchObject({ state: 'pending', attempts: 0 })
+
+    // once that lease expires the delivery is claimed and delivered: its first attempt
+    h.clock.set(foreignLeaseUntil)
+    expect(await h.step()).toMatchObject({ claimed: 1, attempted: 1 })
+    expect(await deliveryOf(h, 'evt_busy')).toMatchObject({ state: 'completed', attempts: 1 })
+    expect(await endpointOf(h, endpoint.id)).toMatchObject({ busy_until: null, busy_delivery_id: null })
+    // (no replay check: the other worker's lease was written behind the ledger's back)
+  })
+
+  it('one delivery in flight per endpoint: the second waits until the first is settled', async () => {
+    const h = (harness = await engineHarness())
+    const { endpoint } = await h.createEndpoint()
+    await h.publish({ id: 'evt_1' })
+    await h.publish({ id: 'evt_2' })
+    await h.dispatcher.fanoutOnce()
+    const first = await deliveryClaim(h.db, { now: h.clock.now(), limit: 10, actor: 'worker:a' })
+    expect(first.claimed.map((c) => c.event.id)).toEqual(['evt_1'])
+    expect(await endpointOf(h, endpoint.id)).toMatchObject({
+      busy_delivery_id: first.claimed[0]!.delivery.id,
+      busy_until: new Date(h.clock.now().getTime() + JOB_TIMEOUT_MS),
+    })
+    // another worker finds nothing to claim: the endpoint's only candidate is leased
+    expect(await deliveryClaim(h.db, { now: h.clock.now(), limit: 10, actor: 'worker:b' })).toEqual({
+      claimed: [],
+      settled: 0,
+    })
+    // worker a acks; the lease is released and the second delivery goes out
+    await h.db.transaction().execute((trx) =>
+      deliverySettle(
+        trx,
+        [
+          {
+            delivery: first.claimed[0]!.delivery,
+            actor: 'worker:a',
+            outcome: DeliveryOutcome.completed({
+              started_at: h.clock.now(),
+              duration_ms: 3,
+              status_code: 200,
+              error: null,
+              signed_with: [first.claimed[0]!.endpoint.secret_key_id],
+            }),
+          },
+        ],
+        h.clock.now(),
+      ),
+    )
+    expect(await endpointOf(h, endpoint.id)).toMatchObject({ busy_until: null, busy_delivery_id: null })
+    expect(await h.step()).toMatchObject({ claimed: 1, attempted: 1 })
+    expect(await deliveryOf(h, 'evt_2')).toMatchObject({ state: 'completed', attempts: 1 })
+    expect((await h.replay()).differences).toEqual([])
+  })
+})
+
+describe('rescuer', () => {
+  it('a delivery left running by a dead worker is rescued after 15 s, recorded as interrupted, then delivered', async () => {
+    const h = (harness = await engineHarness())
+    const { endpoint } = await h.createEndpoint()
+    await h.publish({ id: 'evt_lost' })
+    await h.dispatcher.fanoutOnce()
+    const t0 = h.clock.now().getTime()
+    // the "dead worker" claims and never comes back
+    const dead = await deliveryClaim(h.db, { now: h.clock.now(), limit: 1, actor: 'worker:dead' })
+    expect(dead.claimed).toHaveLength(1)
+    const claimed = dead.claimed[0]!.delivery
+    expect(claimed).toMatchObject({ state: 'running', claimed_by: 'worker:dead' })
+
+    // before the job timeout, nothing is rescued and nothing else can claim it
+    h.clock.set(t0 + JOB_TIMEOUT_MS - 1)
+    expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 0, pruned: 0 })
+    expect(await h.step()).toMatchObject({ claimed: 0, settledOnClaim: 0 })
+
+    h.clock.set(t0 + 16 * s)
+    expect(await h.step()).toMatchObject({ claimed: 0 }) // still running: not a candidate
+    expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 1, pruned: 0 })
+    let d = await deliveryOf(h, 'evt_lost')
+    expect(d).toMatchObject({ state: 'retryable', attempts: 1, claimed_by: null, lease_until: null })
+    expect(d.next_attempt_at!.getTime()).toBe(t0 + 16 * s + 5 * s)
+    expect(d.last_error).toMatch(/^interrupted: worker:dead held the lease past /)
+    const ledger = await ledgerOfDelivery(h, d.id)
+    expect(ledger.map((e) => e.kind)).toEqual([
+      'delivery.enqueued',
+      'delivery.claimed',
+      'delivery.attempted',
+      'delivery.retry_scheduled',
+    ])
+    expect(ledger[2]).toMatchObject({
+      actor: 'system',
+      payload: {
+        attempt: 1,
+        counted: true,
+        outcome: 'interrupted',
+        status_code: null,
+        duration_ms: JOB_TIMEOUT_MS,
+        started_at: new Date(t0).toISOString(),
+      },
+    })
+    expect(ledger[3]!.payload).toEqual({
+      next_attempt_at: new Date(t0 + 21 * s).toISOString(),
+      backoff_ms: 5 * s,
+    })
+    // the lease is released; a lost worker is not the receiver's failure
+    expect(await endpointOf(h, endpoint.id)).toMatchObject({
+      busy_until: null,
+      busy_delivery_id: null,
+      failing_since: null,
+    })
+
+    // the dead worker's late ack is dropped: the row is no longer under its claim
+    const late = await h.db.transaction().execute((trx) =>
+      deliverySettle(
+        trx,
+        [
+          {
+            delivery: claimed,
+            actor: 'worker:dead',
+            outcome: DeliveryOutcome.completed({
+              started_at: new Date(t0),
+              duration_ms: 20_000,
+              status_code: 200,
+              error: null,
+              signed_with: [],
+            }),
+          },
+        ],
+        h.clock.now(),
+      ),
+    )
+    expect(late.size).toBe(0)
+    expect(await deliveryOf(h, 'evt_lost')).toMatchObject({ state: 'retryable', attempts: 1 })
+    expect(await ledgerOfDelivery(h, d.id)).toHaveLength(4)
+
+    // the retry goes out (at-least-once) and completes
+    h.clock.set(d.next_attempt_at!)
+    expect(await h.step()).toMatchObject({ claimed: 1, attempted: 1 })
+    d = await deliveryOf(h, 'evt_lost')
+    expect(d).toMatchObject({ state: 'completed', attempts: 2, last_status: 204 })
+    expect(h.receiver.requests).toHaveLength(1)
+    const history = await h.db
+      .selectFrom('delivery_attempts')
+      .select(['attempt', 'outcome', 'actor'])
+      .where('delivery_id', '=', d.id)
+      .orderBy('ledger_position')
+      .execute()
+    expect(history).toEqual([
+      { attempt: 1, outcome: 'interrupted', actor: 'system' },
+      { attempt: 2, outcome: 'completed', actor: 'worker:harness' },
+    ])
+    expect((await h.replay()).differences).toEqual([])
+  })
+
+  it('rescuing a lost delivery does not release a lease another delivery has since taken', async () => {
+    const h = (harness = await engineHarness())
+    const { endpoint } = await h.createEndpoint()
+    await h.publish({ id: 'evt_lost' })
+    await h.dispatcher.fanoutOnce()
+    const t0 = h.clock.now().getTime()
+    const lost = await deliveryClaim(h.db, { now: h.clock.now(), limit: 1, actor: 'worker:dead' })
+    expect(lost.claimed.map((c) => c.event.id)).toEqual(['evt_lost'])
+
+    h.clock.set(t0 + 1 * s)
+    await h.publish({ id: 'evt_next' })
+    await h.dispatcher.fanoutOnce()
+    // after the lost lease expires, a live worker takes the endpoint for the next delivery
+    h.clock.set(t0 + 16 * s)
+    const live = await deliveryClaim(h.db, { now: h.clock.now(), limit: 1, actor: 'worker:live' })
+    expect(live.claimed.map((c) => c.event.id)).toEqual(['evt_next'])
+    const nextId = live.claimed[0]!.delivery.id
+    expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 1, pruned: 0 })
+    expect(await deliveryOf(h, 'evt_lost')).toMatchObject({ state: 'retryable', attempts: 1 })
+    expect(await endpointOf(h, endpoint.id)).toMatchObject({
+      busy_delivery_id: nextId,
+      busy_until: new Date(t0 + 16 * s + JOB_TIMEOUT_MS),
+    })
+    // the live worker acks; then the rescued delivery's retry goes out
+    await h.db.transaction().execute((trx) =>
+      deliverySettle(
+        trx,
+        [
+          {
+            delivery: live.claimed[0]!.delivery,
+            actor: 'worker:live',
+            outcome: DeliveryOutcome.completed({
+              started_at: h.clock.now(),
+              duration_ms: 4,
+              status_code: 200,
+              error: null,
+              signed_with: [],
+            }),
+          },
+        ],
+        h.clock.now(),
+      ),
+    )
+    expect(await endpointOf(h, endpoint.id)).toMatchObject({ busy_delivery_id: null, busy_until: null })
+    h.clock.set(t0 + 21 * s)
+    expect(await h.step()).toMatchObject({ claimed: 1, attempted: 1 })
+    expect(await deliveryOf(h, 'evt_lost')).toMatchObject({ state: 'completed', attempts: 2 })
+    expect((await h.replay()).differences).toEqual([])
+  })
+})

@@ -1,0 +1,42 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+
+/** Repository root (tests run from it). */
+export const ROOT = new URL('../../', import.meta.url).pathname
+
+/** Runs `npx hookledger …` to completion; returns exit code and output. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('npx', ['hookledger', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+/** A long-running `npx hookledger serve`, resolved once it prints its URL. */
+export async function startServe(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ child: ChildProcess; url: string; pid: number; output: () => string; exit: Promise<number | null> }> {
+  const child = spawn('npx', ['hookledger', 'serve', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
+  // `npx` does not forward signals to the service, so tests signal the service's own pid.
+  const [url, pid] = await new Promise<[string, number]>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`serve did not start:\n${output}`)), 60_000)
+    const onData = (d: Buffer) => {
+      output += d.toString()
+      const m = /hookledger listening on (http:\/\/\S+) \(pid (\d+)\)/.exec(output)
+      if (m) {
+        clearTimeout(t)
+        resolve([m[1]!, Number(m[2])])
+      }
+    }
+    child.stdout!.on('data', onData)
+    child.stderr!.on('data', onData)
+    void exit.then(() => reject(new Error(`serve exited:\n${output}`)))
+  })
+  return { child, url, pid, output: () => output, exit }
+}
