@@ -7,7 +7,7 @@
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 import { BUSY_SNOOZE_MS, DeliveryOutcome, JOB_TIMEOUT_MS } from '@hookledger/core'
-import { deliveryClaim, deliverySettle } from '@hookledger/store'
+import { deliveryClaim, deliverySettle, endpointDelete } from '@hookledger/store'
 import { engineHarness, type EngineHarness } from '@hookledger/testkit'
 
 const s = 1_000
@@ -305,3 +305,67 @@ describe('rescuer', () => {
     expect((await h.replay()).differences).toEqual([])
   })
 })
+
+describe('lock order', () => {
+  it('deleting an endpoint while a claim holds its head delivery does not deadlock', async () => {
+    const h = (harness = await engineHarness())
+    const { endpoint } = await h.createEndpoint()
+    // the head (earliest due) delivery, and a later one with a smaller id: the delete locks the
+    // endpoint's waiting deliveries in id order, so it meets the later one first
+    await h.publish({ id: 'evt_head' })
+    await h.dispatcher.fanoutOnce()
+    const head = await deliveryOf(h, 'evt_head')
+    let low: { id: string } | null = null
+    for (let i = 0; i < 64 && low === null; i++) {
+      h.clock.advance(1 * s)
+      await h.publish({ id: `evt_low_${i}` })
+      await h.dispatcher.fanoutOnce()
+      const d = await deliveryOf(h, `evt_low_${i}`)
+      if (d.id < head.id) low = d
+    }
+    expect(low).not.toBeNull()
+
+    // another transaction holds the low delivery, so the delete stops right before it
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let rowLocked!: () => void
+    const locked = new Promise<void>((r) => (rowLocked = r))
+    const holder = h.db.transaction().execute(async (trx) => {
+      await sql`select id from deliveries where id = ${low!.id}::uuid for update`.execute(trx)
+      rowLocked()
+      await gate
+    })
+    await locked
+    const ctx = { owner_id: h.owner, now: h.clock.now(), actor: 'owner:test' }
+    const deletion = h.db.transaction().execute((trx) => endpointDelete(trx, ctx, endpoint.id))
+    await untilWaiting(h, '%from deliveries where endpoint_id%for update%')
+    // a claim now locks the head delivery and needs the endpoint row
+    const claim = deliveryClaim(h.db, { now: h.clock.now(), limit: 1, actor: 'worker:w' })
+    await Promise.race([claim, untilClaimWaitsForEndpointLock(h)])
+    release()
+    const [deleted, claimed] = await Promise.allSettled([deletion, claim, holder])
+    expect(deleted).toMatchObject({ status: 'fulfilled' })
+    expect(claimed).toMatchObject({ status: 'fulfilled' })
+    // the claim took the head before the delete reached it; the delete discarded the rest
+    expect(await deliveryOf(h, 'evt_head')).toMatchObject({ state: 'running' })
+    expect(await deliveryOf(h, low!.id === head.id ? 'x' : (await h.db.selectFrom('deliveries').select('event_id').where('id', '=', low!.id).executeTakeFirstOrThrow()).event_id)).toMatchObject({
+      state: 'discarded',
+    })
+    expect(await endpointOf(h, endpoint.id)).toMatchObject({ deleted_at: h.clock.now() })
+    expect((await h.replay()).differences).toEqual([])
+  })
+})
+
+/** Resolves once some backend of this database waits on a lock running a query like `pattern`. */
+async function untilWaiting(hx: EngineHarness, pattern: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs
+  for (;;) {
+    const { rows } = await sql<{ n: number }>`
+      select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock' and query like ${pattern}
+    `.execute(hx.db)
+    if (rows[0]!.n > 0) return
+    if (performance.now() > deadline) throw new Error(`nothing waited on a lock running ${pattern}`)
+    await new Promise((r) => setImmediate(r))
+  }
+}

