@@ -28,7 +28,9 @@ export async function startServe(
     const t = setTimeout(() => reject(new Error(`serve did not start:\n${output}`)), 60_000)
     const onData = (d: Buffer) => {
       output += d.toString()
-      const m = /hookledger listening on (http:\/\/\S+) \(pid (\d+)\)/.exec(output)
+      const m =
+        /hookledger listening on (http:\/\/\S+) \(pid (\d+)\)/.exec(output) ??
+        /hookledger worker (started) \(pid (\d+)\)/.exec(output)
       if (m) {
         clearTimeout(t)
         resolve([m[1]!, Number(m[2])])

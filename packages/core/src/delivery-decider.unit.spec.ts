@@ -6,7 +6,12 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { AttemptResult } from './attempt-result.js'
-import { MAX_ATTEMPTS, RETRY_AFTER_CAP_MS, RETRY_WINDOW_MS, backoffAfterAttempt } from './backoff.js'
+import {
+  MAX_ATTEMPTS,
+  RETRY_AFTER_CAP_MS,
+  RETRY_WINDOW_MS,
+  backoffAfterAttempt,
+} from './backoff.js'
 import {
   BUSY_SNOOZE_MS,
   COOL_DOWN_MS,
@@ -114,12 +119,36 @@ describe('classifyAttempt: SPEC §5 outcome table', () => {
     ['300 unfollowed', response(300), retry],
     ['301 without a location', response(301), retry],
     ['304', response(304), retry],
-    ['400', response(400), { type: 'discarded', reason: 'http_status', detail: '400', counted: true }],
-    ['401', response(401), { type: 'discarded', reason: 'http_status', detail: '401', counted: true }],
-    ['403', response(403), { type: 'discarded', reason: 'http_status', detail: '403', counted: true }],
-    ['404', response(404), { type: 'discarded', reason: 'http_status', detail: '404', counted: true }],
-    ['410', response(410), { type: 'discarded', reason: 'http_status', detail: '410', counted: true }],
-    ['422', response(422), { type: 'discarded', reason: 'http_status', detail: '422', counted: true }],
+    [
+      '400',
+      response(400),
+      { type: 'discarded', reason: 'http_status', detail: '400', counted: true },
+    ],
+    [
+      '401',
+      response(401),
+      { type: 'discarded', reason: 'http_status', detail: '401', counted: true },
+    ],
+    [
+      '403',
+      response(403),
+      { type: 'discarded', reason: 'http_status', detail: '403', counted: true },
+    ],
+    [
+      '404',
+      response(404),
+      { type: 'discarded', reason: 'http_status', detail: '404', counted: true },
+    ],
+    [
+      '410',
+      response(410),
+      { type: 'discarded', reason: 'http_status', detail: '410', counted: true },
+    ],
+    [
+      '422',
+      response(422),
+      { type: 'discarded', reason: 'http_status', detail: '422', counted: true },
+    ],
     ['408', response(408), retry],
     ['429 without Retry-After', response(429), retry],
     ['429 with an unreadable Retry-After', response(429, 'soon'), retry],
@@ -248,7 +277,12 @@ describe('classifyAttempt: SPEC §5 outcome table', () => {
     it('discards with retry_window_exceeded, keeping the answer but spending no attempt', () => {
       const f = facts({ status_code: 503 })
       expect(
-        classifyAttempt(d, response(503, httpDate(at(RETRY_WINDOW_MS + 1), 60 * s)), f, at(RETRY_WINDOW_MS + 1)),
+        classifyAttempt(
+          d,
+          response(503, httpDate(at(RETRY_WINDOW_MS + 1), 60 * s)),
+          f,
+          at(RETRY_WINDOW_MS + 1),
+        ),
       ).toEqual({ type: 'discarded', reason: 'retry_window_exceeded', attempt: f, counted: false })
     })
 
@@ -373,7 +407,11 @@ describe('decideDelivery: the entries each outcome appends', () => {
   it('snoozed_busy: one lease_busy entry 2 s out, no attempt', () => {
     const d = delivery({ attempts: 7 })
     expect(decideDelivery(d, DeliveryOutcome.snoozedForBusy(), ctx)).toEqual([
-      { ...base(d), kind: 'delivery.lease_busy', payload: { next_attempt_at: isoAt(BUSY_SNOOZE_MS) } },
+      {
+        ...base(d),
+        kind: 'delivery.lease_busy',
+        payload: { next_attempt_at: isoAt(BUSY_SNOOZE_MS) },
+      },
     ])
   })
 
@@ -428,7 +466,11 @@ describe('decideDelivery: the entries each outcome appends', () => {
 
   it('discarded by the egress guard: attempted (not counted) + discarded', () => {
     const d = delivery({ attempts: 0 })
-    const f = facts({ status_code: null, error: 'egress_blocked: 10.0.0.1 (private)', address: '10.0.0.1' })
+    const f = facts({
+      status_code: null,
+      error: 'egress_blocked: 10.0.0.1 (private)',
+      address: '10.0.0.1',
+    })
     const entries = decideDelivery(
       d,
       DeliveryOutcome.discarded('egress_blocked', f, { counted: false, detail: 'x' }),
@@ -436,7 +478,11 @@ describe('decideDelivery: the entries each outcome appends', () => {
     )
     expect(entries).toEqual([
       attempted(d, f, { attempt: 0, counted: false, outcome: 'discarded', address: '10.0.0.1' }),
-      { ...base(d), kind: 'delivery.discarded', payload: { reason: 'egress_blocked', detail: 'x' } },
+      {
+        ...base(d),
+        kind: 'delivery.discarded',
+        payload: { reason: 'egress_blocked', detail: 'x' },
+      },
     ])
   })
 
@@ -478,7 +524,10 @@ describe('decideDelivery: the entries each outcome appends', () => {
     const d = delivery({ attempts: 17 })
     const entries = decideDelivery(d, DeliveryOutcome.interrupted(facts()), ctx)
     expect(entries.map((e) => [e.kind, e.payload])).toEqual([
-      ['delivery.attempted', expect.objectContaining({ attempt: 18, counted: true, outcome: 'interrupted' })],
+      [
+        'delivery.attempted',
+        expect.objectContaining({ attempt: 18, counted: true, outcome: 'interrupted' }),
+      ],
       ['delivery.discarded', { reason: 'max_attempts' }],
     ])
   })
@@ -490,7 +539,11 @@ describe('decideDelivery: the entries each outcome appends', () => {
       ctx,
     )
     expect(first).toMatchObject({ payload: { duration_ms: 13 } })
-    const [neg] = decideDelivery(delivery(), DeliveryOutcome.completed(facts({ duration_ms: -3 })), ctx)
+    const [neg] = decideDelivery(
+      delivery(),
+      DeliveryOutcome.completed(facts({ duration_ms: -3 })),
+      ctx,
+    )
     expect(neg).toMatchObject({ payload: { duration_ms: 0 } })
   })
 
@@ -555,7 +608,12 @@ describe('the "One delivery" diagram, arrow by arrow (decide, then fold)', () =>
     })
   })
 
-  type Arrow = [string, () => DeliveryRow, (row: DeliveryRow) => DeliveryOutcome, Partial<DeliveryRow>]
+  type Arrow = [
+    string,
+    () => DeliveryRow,
+    (row: DeliveryRow) => DeliveryOutcome,
+    Partial<DeliveryRow>,
+  ]
   it.each<Arrow>([
     [
       'running → pending: endpoint busy, snooze 2 s, no attempt',
@@ -567,25 +625,44 @@ describe('the "One delivery" diagram, arrow by arrow (decide, then fold)', () =>
       'running → completed: 2xx',
       () => running(),
       (d) => classifyAttempt(d, response(204), facts({ status_code: 204, error: null }), now),
-      { state: 'completed', attempts: 1, next_attempt_at: null, last_status: 204, last_error: null },
+      {
+        state: 'completed',
+        attempts: 1,
+        next_attempt_at: null,
+        last_status: 204,
+        last_error: null,
+      },
     ],
     [
       'running → pending: 429 with Retry-After, no attempt',
       () => running(2),
-      (d) => classifyAttempt(d, response(429, '120'), facts({ status_code: 429, error: 'HTTP 429' }), now),
+      (d) =>
+        classifyAttempt(
+          d,
+          response(429, '120'),
+          facts({ status_code: 429, error: 'HTTP 429' }),
+          now,
+        ),
       { state: 'pending', attempts: 2, next_attempt_at: at(120 * s), last_status: 429 },
     ],
     [
       'running → pending: 503 with an HTTP-date Retry-After, capped at 1 h',
       () => running(2),
-      (d) => classifyAttempt(d, response(503, httpDate(now, 5 * h)), facts({ status_code: 503 }), now),
+      (d) =>
+        classifyAttempt(d, response(503, httpDate(now, 5 * h)), facts({ status_code: 503 }), now),
       { state: 'pending', attempts: 2, next_attempt_at: at(h), last_status: 503 },
     ],
     [
       'running → retryable: 5xx (backoff after attempt 1 is 5 s)',
       () => running(),
       (d) => classifyAttempt(d, response(502), facts({ status_code: 502, error: 'HTTP 502' }), now),
-      { state: 'retryable', attempts: 1, next_attempt_at: at(5 * s), last_status: 502, last_error: 'HTTP 502' },
+      {
+        state: 'retryable',
+        attempts: 1,
+        next_attempt_at: at(5 * s),
+        last_status: 502,
+        last_error: 'HTTP 502',
+      },
     ],
     [
       'running → retryable: 408 (backoff after attempt 3 is 30 min)',
@@ -603,7 +680,13 @@ describe('the "One delivery" diagram, arrow by arrow (decide, then fold)', () =>
       'running → retryable: timeout (after attempt 5: 5 h)',
       () => running(4),
       (d) => classifyAttempt(d, timeout, facts({ status_code: null, error: 'timeout' }), now),
-      { state: 'retryable', attempts: 5, next_attempt_at: at(5 * h), last_status: null, last_error: 'timeout' },
+      {
+        state: 'retryable',
+        attempts: 5,
+        next_attempt_at: at(5 * h),
+        last_status: null,
+        last_error: 'timeout',
+      },
     ],
     [
       'running → retryable: connection failure (after attempt 6: 10 h)',
@@ -615,12 +698,24 @@ describe('the "One delivery" diagram, arrow by arrow (decide, then fold)', () =>
       'running → discarded: other 4xx',
       () => running(),
       (d) => classifyAttempt(d, response(404), facts({ status_code: 404, error: 'HTTP 404' }), now),
-      { state: 'discarded', attempts: 1, next_attempt_at: null, last_status: 404, last_error: 'HTTP 404' },
+      {
+        state: 'discarded',
+        attempts: 1,
+        next_attempt_at: null,
+        last_status: 404,
+        last_error: 'HTTP 404',
+      },
     ],
     [
       'running → discarded: SSRF-blocked (no attempt spent)',
       () => running(2),
-      (d) => classifyAttempt(d, egressBlocked, facts({ status_code: null, error: 'egress_blocked' }), now),
+      (d) =>
+        classifyAttempt(
+          d,
+          egressBlocked,
+          facts({ status_code: null, error: 'egress_blocked' }),
+          now,
+        ),
       { state: 'discarded', attempts: 2, next_attempt_at: null, last_error: 'egress_blocked' },
     ],
     [
@@ -650,7 +745,13 @@ describe('the "One delivery" diagram, arrow by arrow (decide, then fold)', () =>
     [
       'running → pending: snooze refused past the retry window → discarded',
       () => running(5),
-      (d) => classifyAttempt(d, response(503, '30'), facts({ status_code: 503, error: 'HTTP 503' }), at(RETRY_WINDOW_MS + 1)),
+      (d) =>
+        classifyAttempt(
+          d,
+          response(503, '30'),
+          facts({ status_code: 503, error: 'HTTP 503' }),
+          at(RETRY_WINDOW_MS + 1),
+        ),
       { state: 'discarded', attempts: 5, next_attempt_at: null, last_status: 503 },
     ],
     [
@@ -668,7 +769,10 @@ describe('the "One delivery" diagram, arrow by arrow (decide, then fold)', () =>
 
   it('retryable → pending (due): the claim query takes retryable rows at next_attempt_at', () => {
     const d = running()
-    const retryable = fold(d, decideDelivery(d, classifyAttempt(d, response(500), facts(), now), ctx))!
+    const retryable = fold(
+      d,
+      decideDelivery(d, classifyAttempt(d, response(500), facts(), now), ctx),
+    )!
     expect(retryable).toMatchObject({ state: 'retryable', next_attempt_at: at(5 * s) })
     const reclaimed = fold(retryable, [claimed(retryable)])!
     expect(reclaimed).toMatchObject({ state: 'running', attempts: 1 })
@@ -691,7 +795,14 @@ describe('the "One delivery" diagram, arrow by arrow (decide, then fold)', () =>
       }
     }
     expect(row).toMatchObject({ state: 'discarded', attempts: 18, next_attempt_at: null })
-    expect(gaps).toEqual([5 * s, 5 * min, 30 * min, 2 * h, 5 * h, ...Array<number>(12).fill(10 * h)])
+    expect(gaps).toEqual([
+      5 * s,
+      5 * min,
+      30 * min,
+      2 * h,
+      5 * h,
+      ...Array<number>(12).fill(10 * h),
+    ])
     expect(clock - T0.getTime()).toBe(RETRY_WINDOW_MS)
   })
 })
@@ -700,9 +811,17 @@ describe('isEndpointFailure', () => {
   it.each<[string, DeliveryOutcome, boolean]>([
     ['completed', DeliveryOutcome.completed(facts()), false],
     ['retry_scheduled', DeliveryOutcome.retryScheduled(facts(), 5 * s), true],
-    ['snoozed for Retry-After (429/503 count)', DeliveryOutcome.snoozedForRetryAfter(facts(), 1), true],
+    [
+      'snoozed for Retry-After (429/503 count)',
+      DeliveryOutcome.snoozedForRetryAfter(facts(), 1),
+      true,
+    ],
     ['snoozed for a busy lease', DeliveryOutcome.snoozedForBusy(), false],
-    ['discarded after an answer (410, 404…)', DeliveryOutcome.discarded('http_status', facts()), true],
+    [
+      'discarded after an answer (410, 404…)',
+      DeliveryOutcome.discarded('http_status', facts()),
+      true,
+    ],
     ['discarded after attempt 18', DeliveryOutcome.discarded('max_attempts', facts()), true],
     [
       'discarded by the egress guard',
@@ -711,7 +830,11 @@ describe('isEndpointFailure', () => {
     ],
     ['discarded on claim (disabled)', DeliveryOutcome.discarded('endpoint_disabled'), false],
     ['discarded on claim (pruned)', DeliveryOutcome.discarded('event_pruned'), false],
-    ['interrupted (the worker was lost, not the receiver)', DeliveryOutcome.interrupted(facts()), false],
+    [
+      'interrupted (the worker was lost, not the receiver)',
+      DeliveryOutcome.interrupted(facts()),
+      false,
+    ],
   ])('%s → %s', (_name, outcome, expected) => {
     expect(isEndpointFailure(outcome)).toBe(expected)
   })
@@ -733,7 +856,9 @@ describe('evolveDelivery on each entry kind', () => {
       actor: ACTOR,
       payload,
     }) as LedgerEntry
-  const attemptedPayload = (over: Partial<LedgerEntryOf<'delivery.attempted'>['payload']> = {}) => ({
+  const attemptedPayload = (
+    over: Partial<LedgerEntryOf<'delivery.attempted'>['payload']> = {},
+  ) => ({
     attempt: 3,
     counted: true,
     run: 1,
@@ -748,7 +873,14 @@ describe('evolveDelivery on each entry kind', () => {
 
   it('delivery.enqueued creates the pending row', () => {
     expect(
-      evolveDelivery(null, e('delivery.enqueued', { event_type: 'x.y', next_attempt_at: isoAt(5 * min), cool_down: true }, 0)),
+      evolveDelivery(
+        null,
+        e(
+          'delivery.enqueued',
+          { event_type: 'x.y', next_attempt_at: isoAt(5 * min), cool_down: true },
+          0,
+        ),
+      ),
     ).toEqual({
       id: '00000000-0000-4000-8000-0000000000d1',
       owner_id: 'o1',
@@ -788,12 +920,23 @@ describe('evolveDelivery on each entry kind', () => {
   it('delivery.claimed → running with the claim', () => {
     const pendingRow = delivery({ state: 'pending', claimed_by: null, lease_until: null })
     expect(
-      evolveDelivery(pendingRow, e('delivery.claimed', { worker: 'worker:w2', lease_until: isoAt(75 * s) })),
-    ).toEqual({ ...pendingRow, state: 'running', claimed_by: 'worker:w2', lease_until: at(75 * s), updated_at: at(60 * s) })
+      evolveDelivery(
+        pendingRow,
+        e('delivery.claimed', { worker: 'worker:w2', lease_until: isoAt(75 * s) }),
+      ),
+    ).toEqual({
+      ...pendingRow,
+      state: 'running',
+      claimed_by: 'worker:w2',
+      lease_until: at(75 * s),
+      updated_at: at(60 * s),
+    })
   })
 
   it('delivery.lease_busy → pending at the given time, released, attempts unchanged', () => {
-    expect(evolveDelivery(row, e('delivery.lease_busy', { next_attempt_at: isoAt(62 * s) }))).toEqual({
+    expect(
+      evolveDelivery(row, e('delivery.lease_busy', { next_attempt_at: isoAt(62 * s) })),
+    ).toEqual({
       ...row,
       ...released,
       state: 'pending',
@@ -816,9 +959,23 @@ describe('evolveDelivery on each entry kind', () => {
   it('delivery.attempted (not counted) keeps the attempt count', () => {
     const after = evolveDelivery(
       row,
-      e('delivery.attempted', attemptedPayload({ attempt: 2, counted: false, status_code: 503, error: 'HTTP 503', outcome: 'snoozed' })),
+      e(
+        'delivery.attempted',
+        attemptedPayload({
+          attempt: 2,
+          counted: false,
+          status_code: 503,
+          error: 'HTTP 503',
+          outcome: 'snoozed',
+        }),
+      ),
     )
-    expect(after).toMatchObject({ attempts: 2, last_status: 503, last_error: 'HTTP 503', state: 'running' })
+    expect(after).toMatchObject({
+      attempts: 2,
+      last_status: 503,
+      last_error: 'HTTP 503',
+      state: 'running',
+    })
   })
 
   it('delivery.completed → completed, nothing scheduled', () => {
@@ -833,14 +990,32 @@ describe('evolveDelivery on each entry kind', () => {
 
   it('delivery.retry_scheduled → retryable at the given time', () => {
     expect(
-      evolveDelivery(row, e('delivery.retry_scheduled', { next_attempt_at: isoAt(65 * s), backoff_ms: 5 * s })),
-    ).toEqual({ ...row, ...released, state: 'retryable', next_attempt_at: at(65 * s), updated_at: at(60 * s) })
+      evolveDelivery(
+        row,
+        e('delivery.retry_scheduled', { next_attempt_at: isoAt(65 * s), backoff_ms: 5 * s }),
+      ),
+    ).toEqual({
+      ...row,
+      ...released,
+      state: 'retryable',
+      next_attempt_at: at(65 * s),
+      updated_at: at(60 * s),
+    })
   })
 
   it('delivery.snoozed → pending at the given time', () => {
     expect(
-      evolveDelivery(row, e('delivery.snoozed', { next_attempt_at: isoAt(h), retry_after_ms: h - 60 * s })),
-    ).toEqual({ ...row, ...released, state: 'pending', next_attempt_at: at(h), updated_at: at(60 * s) })
+      evolveDelivery(
+        row,
+        e('delivery.snoozed', { next_attempt_at: isoAt(h), retry_after_ms: h - 60 * s }),
+      ),
+    ).toEqual({
+      ...row,
+      ...released,
+      state: 'pending',
+      next_attempt_at: at(h),
+      updated_at: at(60 * s),
+    })
   })
 
   it('delivery.discarded → discarded, keeping the last error of the attempt', () => {
@@ -855,18 +1030,30 @@ describe('evolveDelivery on each entry kind', () => {
 
   it('delivery.discarded with no attempt error records the reason as the last error', () => {
     const fresh = delivery({ state: 'pending', claimed_by: null, lease_until: null })
-    expect(evolveDelivery(fresh, e('delivery.discarded', { reason: 'event_pruned' }))).toMatchObject({
+    expect(
+      evolveDelivery(fresh, e('delivery.discarded', { reason: 'event_pruned' })),
+    ).toMatchObject({
       state: 'discarded',
       last_error: 'event_pruned',
     })
   })
 
   it('delivery.redelivered → a new pending run with a fresh budget', () => {
-    const discarded = delivery({ state: 'discarded', attempts: 18, next_attempt_at: null, ...released })
+    const discarded = delivery({
+      state: 'discarded',
+      attempts: 18,
+      next_attempt_at: null,
+      ...released,
+    })
     expect(
       evolveDelivery(
         discarded,
-        e('delivery.redelivered', { run: 2, next_attempt_at: isoAt(60 * s), previous_run: 1, previous_attempts: 18 }),
+        e('delivery.redelivered', {
+          run: 2,
+          next_attempt_at: isoAt(60 * s),
+          previous_run: 1,
+          previous_attempts: 18,
+        }),
       ),
     ).toEqual({
       ...discarded,
@@ -899,7 +1086,10 @@ describe('attemptRowOf', () => {
   it('turns a delivery.attempted entry into an attempt-history row keyed by position', () => {
     const d = delivery({ attempts: 1 })
     const f = facts({ signed_with: ['k1', 'k0'] })
-    const [entry] = decideDelivery(d, DeliveryOutcome.retryScheduled(f, 5 * min), { now: T0, actor: ACTOR })
+    const [entry] = decideDelivery(d, DeliveryOutcome.retryScheduled(f, 5 * min), {
+      now: T0,
+      actor: ACTOR,
+    })
     expect(attemptRowOf(entry!, '42')).toEqual({
       ledger_position: '42',
       delivery_id: d.id,
@@ -918,7 +1108,10 @@ describe('attemptRowOf', () => {
   })
 
   it('is null for every other kind', () => {
-    const entries = decideDelivery(delivery(), DeliveryOutcome.snoozedForBusy(), { now: T0, actor: ACTOR })
+    const entries = decideDelivery(delivery(), DeliveryOutcome.snoozedForBusy(), {
+      now: T0,
+      actor: ACTOR,
+    })
     expect(entries.map((e) => attemptRowOf(e, '1'))).toEqual([null])
   })
 })

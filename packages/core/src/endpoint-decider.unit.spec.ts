@@ -12,7 +12,13 @@ import {
   endpointState,
 } from './endpoint-decider.js'
 import type { LedgerEntry, LedgerEntryOf } from './ledger-entry.js'
-import { applyEntry, bytesToBase64, evolveEndpoint, type EndpointRow, type ProjectionSet } from './projections.js'
+import {
+  applyEntry,
+  bytesToBase64,
+  evolveEndpoint,
+  type EndpointRow,
+  type ProjectionSet,
+} from './projections.js'
 
 const s = 1_000
 const min = 60 * s
@@ -94,7 +100,10 @@ describe('decideEndpointAfterOutcome', () => {
     ['a 429 with Retry-After (snoozed)', DeliveryOutcome.snoozedForRetryAfter(facts(429), 60 * s)],
     ['a 429 without Retry-After', DeliveryOutcome.retryScheduled(facts(429), 5 * s)],
     ['attempt 18 (max_attempts)', DeliveryOutcome.discarded('max_attempts', facts(500))],
-    ['an egress block', DeliveryOutcome.discarded('egress_blocked', facts(null), { counted: false })],
+    [
+      'an egress block',
+      DeliveryOutcome.discarded('egress_blocked', facts(null), { counted: false }),
+    ],
     [
       'a snooze refused past the retry window',
       DeliveryOutcome.discarded('retry_window_exceeded', facts(503), { counted: false }),
@@ -104,14 +113,21 @@ describe('decideEndpointAfterOutcome', () => {
   it.each(failures)('enabled → failing on %s (failing_since = now)', (_name, outcome) => {
     const row = endpoint()
     const entries = decideEndpointAfterOutcome(row, outcome, now, ACTOR)
-    expect(entries).toEqual([{ ...base(now), kind: 'endpoint.failing', payload: { since: isoAt(h) } }])
+    expect(entries).toEqual([
+      { ...base(now), kind: 'endpoint.failing', payload: { since: isoAt(h) } },
+    ])
     expect(fold(row, entries)).toMatchObject({ enabled: true, failing_since: now, updated_at: now })
   })
 
-  it.each(failures)('failing stays failing on %s before 5 days (since unchanged)', (_name, outcome) => {
-    const row = endpoint({ failing_since: at(0) })
-    expect(decideEndpointAfterOutcome(row, outcome, at(DISABLE_AFTER_FAILING_MS - 1), ACTOR)).toEqual([])
-  })
+  it.each(failures)(
+    'failing stays failing on %s before 5 days (since unchanged)',
+    (_name, outcome) => {
+      const row = endpoint({ failing_since: at(0) })
+      expect(
+        decideEndpointAfterOutcome(row, outcome, at(DISABLE_AFTER_FAILING_MS - 1), ACTOR),
+      ).toEqual([])
+    },
+  )
 
   it.each(failures)('failing → disabled on %s at exactly 5 days', (_name, outcome) => {
     const row = endpoint({ failing_since: at(0) })
@@ -145,7 +161,12 @@ describe('decideEndpointAfterOutcome', () => {
 
   it('failing → enabled on a success (failing_since cleared)', () => {
     const row = endpoint({ failing_since: at(0) })
-    const entries = decideEndpointAfterOutcome(row, DeliveryOutcome.completed(facts(200)), now, ACTOR)
+    const entries = decideEndpointAfterOutcome(
+      row,
+      DeliveryOutcome.completed(facts(200)),
+      now,
+      ACTOR,
+    )
     expect(entries).toEqual([
       { ...base(now), kind: 'endpoint.recovered', payload: { failing_since: isoAt(0) } },
     ])
@@ -155,12 +176,19 @@ describe('decideEndpointAfterOutcome', () => {
 
   it('a success after 5 days of failure still recovers (no disable on success)', () => {
     const row = endpoint({ failing_since: at(0) })
-    const entries = decideEndpointAfterOutcome(row, DeliveryOutcome.completed(facts(200)), at(6 * day), ACTOR)
+    const entries = decideEndpointAfterOutcome(
+      row,
+      DeliveryOutcome.completed(facts(200)),
+      at(6 * day),
+      ACTOR,
+    )
     expect(entries.map((e) => e.kind)).toEqual(['endpoint.recovered'])
   })
 
   it('enabled stays enabled on a success (nothing to record)', () => {
-    expect(decideEndpointAfterOutcome(endpoint(), DeliveryOutcome.completed(facts(200)), now, ACTOR)).toEqual([])
+    expect(
+      decideEndpointAfterOutcome(endpoint(), DeliveryOutcome.completed(facts(200)), now, ACTOR),
+    ).toEqual([])
   })
 
   it.each<[string, DeliveryOutcome]>([
@@ -170,7 +198,9 @@ describe('decideEndpointAfterOutcome', () => {
     ['a discard on claim: event pruned', DeliveryOutcome.discarded('event_pruned')],
   ])('%s is not an endpoint failure: nothing, whatever the state', (_name, outcome) => {
     expect(decideEndpointAfterOutcome(endpoint(), outcome, now, ACTOR)).toEqual([])
-    expect(decideEndpointAfterOutcome(endpoint({ failing_since: at(0) }), outcome, at(6 * day), ACTOR)).toEqual([])
+    expect(
+      decideEndpointAfterOutcome(endpoint({ failing_since: at(0) }), outcome, at(6 * day), ACTOR),
+    ).toEqual([])
   })
 
   it.each<[string, DeliveryOutcome]>([
@@ -178,16 +208,32 @@ describe('decideEndpointAfterOutcome', () => {
     ['a failure', DeliveryOutcome.retryScheduled(facts(), 5 * s)],
     ['a 410', DeliveryOutcome.discarded('http_status', facts(410))],
   ])('a deleted endpoint records nothing on %s', (_name, outcome) => {
-    expect(decideEndpointAfterOutcome(endpoint({ deleted_at: at(0) }), outcome, now, ACTOR)).toEqual([])
     expect(
-      decideEndpointAfterOutcome(endpoint({ deleted_at: at(0), failing_since: at(0) }), outcome, at(6 * day), ACTOR),
+      decideEndpointAfterOutcome(endpoint({ deleted_at: at(0) }), outcome, now, ACTOR),
+    ).toEqual([])
+    expect(
+      decideEndpointAfterOutcome(
+        endpoint({ deleted_at: at(0), failing_since: at(0) }),
+        outcome,
+        at(6 * day),
+        ACTOR,
+      ),
     ).toEqual([])
   })
 
   it('an already disabled endpoint is not disabled again', () => {
-    const row = endpoint({ enabled: false, disabled_reason: 'disabled_by_owner', failing_since: at(0) })
+    const row = endpoint({
+      enabled: false,
+      disabled_reason: 'disabled_by_owner',
+      failing_since: at(0),
+    })
     expect(
-      decideEndpointAfterOutcome(row, DeliveryOutcome.retryScheduled(facts(), 5 * s), at(6 * day), ACTOR),
+      decideEndpointAfterOutcome(
+        row,
+        DeliveryOutcome.retryScheduled(facts(), 5 * s),
+        at(6 * day),
+        ACTOR,
+      ),
     ).toEqual([])
   })
 
@@ -212,7 +258,10 @@ describe('decideEndpointUpdate', () => {
     expect(entries).toEqual([
       { ...base(now, owner), kind: 'endpoint.disabled', payload: { reason: 'disabled_by_owner' } },
     ])
-    expect(fold(row, entries)).toMatchObject({ enabled: false, disabled_reason: 'disabled_by_owner' })
+    expect(fold(row, entries)).toMatchObject({
+      enabled: false,
+      disabled_reason: 'disabled_by_owner',
+    })
   })
 
   it('failing → disabled by the owner keeps failing_since until re-enabled', () => {
@@ -246,7 +295,11 @@ describe('decideEndpointUpdate', () => {
 
   it.each<[string, Partial<EndpointRow>, { enabled?: boolean }]>([
     ['enabled: true on a healthy endpoint', {}, { enabled: true }],
-    ['enabled: false on a disabled endpoint', { enabled: false, disabled_reason: 'x' }, { enabled: false }],
+    [
+      'enabled: false on a disabled endpoint',
+      { enabled: false, disabled_reason: 'x' },
+      { enabled: false },
+    ],
     ['an empty patch', {}, {}],
   ])('no-op: %s appends nothing', (_name, over, patch) => {
     expect(decideEndpointUpdate(endpoint(over), patch, now, owner)).toEqual([])
@@ -257,7 +310,12 @@ describe('decideEndpointUpdate', () => {
     expect(
       decideEndpointUpdate(
         row,
-        { url: row.url, description: row.description, event_types: [...row.event_types], embed_id: null },
+        {
+          url: row.url,
+          description: row.description,
+          event_types: [...row.event_types],
+          embed_id: null,
+        },
         now,
         owner,
       ),
@@ -268,7 +326,13 @@ describe('decideEndpointUpdate', () => {
     const row = endpoint({ enabled: false, disabled_reason: 'disabled_by_owner' })
     const entries = decideEndpointUpdate(
       row,
-      { url: 'https://new.example.com/h', description: 'prod', event_types: ['*'], embed_id: 'emb_1', enabled: true },
+      {
+        url: 'https://new.example.com/h',
+        description: 'prod',
+        event_types: ['*'],
+        embed_id: 'emb_1',
+        enabled: true,
+      },
       now,
       owner,
     )
@@ -343,8 +407,7 @@ describe('evolveEndpoint on each entry kind', () => {
     kind: K,
     payload: LedgerEntryOf<K>['payload'],
     over: Partial<LedgerEntry> = {},
-  ): LedgerEntry =>
-    ({ ...base(at(h)), kind, payload, ...over }) as LedgerEntry
+  ): LedgerEntry => ({ ...base(at(h)), kind, payload, ...over }) as LedgerEntry
   const row = endpoint({ failing_since: at(0) })
 
   it('endpoint.created builds the enabled row', () => {
@@ -456,7 +519,11 @@ describe('evolveEndpoint on each entry kind', () => {
   })
 
   it('endpoint.secret_rotated without a grace window drops the previous secret', () => {
-    const rotated = endpoint({ prev_secret_sealed: new Uint8Array([1]), prev_secret_key_id: 'k0', prev_secret_expires_at: at(h) })
+    const rotated = endpoint({
+      prev_secret_sealed: new Uint8Array([1]),
+      prev_secret_key_id: 'k0',
+      prev_secret_expires_at: at(h),
+    })
     expect(
       evolveEndpoint(
         rotated,
@@ -468,7 +535,12 @@ describe('evolveEndpoint on each entry kind', () => {
           previous_expires_at: null,
         }),
       ),
-    ).toMatchObject({ secret_key_id: 'k2', prev_secret_sealed: null, prev_secret_key_id: null, prev_secret_expires_at: null })
+    ).toMatchObject({
+      secret_key_id: 'k2',
+      prev_secret_sealed: null,
+      prev_secret_key_id: null,
+      prev_secret_expires_at: null,
+    })
   })
 
   it('endpoint.deleted marks it deleted', () => {
@@ -480,11 +552,19 @@ describe('evolveEndpoint on each entry kind', () => {
   })
 
   describe('the lease', () => {
-    const claim = e('delivery.claimed', { worker: ACTOR, lease_until: isoAt(h + JOB_TIMEOUT_MS) }, { delivery_id: DL })
+    const claim = e(
+      'delivery.claimed',
+      { worker: ACTOR, lease_until: isoAt(h + JOB_TIMEOUT_MS) },
+      { delivery_id: DL },
+    )
     const leased = evolveEndpoint(endpoint(), claim)!
 
     it('delivery.claimed takes it (busy_until, busy_delivery_id), leaving updated_at alone', () => {
-      expect(leased).toEqual({ ...endpoint(), busy_until: at(h + JOB_TIMEOUT_MS), busy_delivery_id: DL })
+      expect(leased).toEqual({
+        ...endpoint(),
+        busy_until: at(h + JOB_TIMEOUT_MS),
+        busy_delivery_id: DL,
+      })
     })
 
     const attempted = {
@@ -500,16 +580,28 @@ describe('evolveEndpoint on each entry kind', () => {
     }
     it.each<[string, LedgerEntry]>([
       ['delivery.attempted', e('delivery.attempted', attempted, { delivery_id: DL })],
-      ['delivery.discarded', e('delivery.discarded', { reason: 'endpoint_disabled' }, { delivery_id: DL })],
-      ['delivery.lease_busy', e('delivery.lease_busy', { next_attempt_at: isoAt(h + 2 * s) }, { delivery_id: DL })],
+      [
+        'delivery.discarded',
+        e('delivery.discarded', { reason: 'endpoint_disabled' }, { delivery_id: DL }),
+      ],
+      [
+        'delivery.lease_busy',
+        e('delivery.lease_busy', { next_attempt_at: isoAt(h + 2 * s) }, { delivery_id: DL }),
+      ],
     ])('%s by the holder releases it', (_name, entry) => {
       expect(evolveEndpoint(leased, entry)).toEqual(endpoint())
     })
 
     it.each<[string, LedgerEntry]>([
       ['delivery.attempted', e('delivery.attempted', attempted, { delivery_id: 'other' })],
-      ['delivery.discarded', e('delivery.discarded', { reason: 'max_attempts' }, { delivery_id: 'other' })],
-      ['delivery.lease_busy', e('delivery.lease_busy', { next_attempt_at: isoAt(h) }, { delivery_id: 'other' })],
+      [
+        'delivery.discarded',
+        e('delivery.discarded', { reason: 'max_attempts' }, { delivery_id: 'other' }),
+      ],
+      [
+        'delivery.lease_busy',
+        e('delivery.lease_busy', { next_attempt_at: isoAt(h) }, { delivery_id: 'other' }),
+      ],
     ])('%s by another delivery leaves it (same object)', (_name, entry) => {
       expect(evolveEndpoint(leased, entry)).toBe(leased)
     })

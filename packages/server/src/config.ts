@@ -46,6 +46,8 @@ export const configSchema = z.object({
   HOOKLEDGER_ROTATION_GRACE_HOURS: intIn(0, 24 * 30, 24),
   HOOKLEDGER_CONCURRENCY: intIn(1, 4096, 64),
   HOOKLEDGER_RETENTION_DAYS: intIn(1, 3650, 30),
+  HOOKLEDGER_JOB_TIMEOUT_SECONDS: intIn(1, 600, 15),
+  HOOKLEDGER_MAINTENANCE_INTERVAL_SECONDS: intIn(1, 3600, 5),
   HOOKLEDGER_PUBLIC_URL: checked((v) => new URL(v).toString().replace(/\/$/, '')),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })

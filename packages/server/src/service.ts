@@ -176,8 +176,12 @@ export async function startService(
       notifier,
       concurrency: config.HOOKLEDGER_CONCURRENCY,
       retentionMs: config.HOOKLEDGER_RETENTION_DAYS * 24 * 3_600_000,
+      jobTimeoutMs: config.HOOKLEDGER_JOB_TIMEOUT_SECONDS * 1000,
+      shutdownGraceMs: config.HOOKLEDGER_JOB_TIMEOUT_SECONDS * 1000,
+      maintenanceIntervalMs: config.HOOKLEDGER_MAINTENANCE_INTERVAL_SECONDS * 1000,
     })
     await dispatcher.start()
+    if (role === 'worker') out(`hookledger worker started (pid ${process.pid})`)
     log.info({ concurrency: config.HOOKLEDGER_CONCURRENCY }, 'dispatcher started')
   }
   let stopping: Promise<void> | null = null

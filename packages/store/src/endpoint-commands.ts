@@ -81,21 +81,30 @@ export async function endpointUpdate(
 /**
  * `webhooks.delete`: the endpoint is marked deleted and every delivery still waiting for it is
  * discarded (`endpoint_deleted`), each with its own ledger entry. A delivery in flight settles
- * normally. Returns null when there is no such endpoint.
+ * normally (and, should it be retried, is discarded when next claimed). Returns null when there
+ * is no such endpoint.
+ *
+ * Lock order is the claim's: the waiting deliveries first, then the endpoint row. Locking the
+ * endpoint first deadlocks with a claim that holds this endpoint's head delivery and waits for
+ * the endpoint row to decide the lease.
  */
 export async function endpointDelete(
   trx: Trx,
   ctx: CommandContext,
   id: string,
 ): Promise<{ discarded: number } | null> {
-  const row = await endpointLock(trx, ctx, id)
-  if (!row) return null
+  const exists = await sql`
+    select 1 from endpoints where id = ${id}::uuid and owner_id = ${ctx.owner_id} and deleted_at is null
+  `.execute(trx)
+  if (exists.rows.length === 0) return null
   const waiting = (
     await sql<DeliveryRow>`
       select * from deliveries where endpoint_id = ${id}::uuid and state in ('pending', 'retryable')
       order by id for update
     `.execute(trx)
   ).rows
+  const row = await endpointLock(trx, ctx, id)
+  if (!row) return null // deleted meanwhile by a concurrent delete
   const entries: LedgerEntry[] = [
     ...waiting.flatMap((d) => decideDelivery(d, DeliveryOutcome.discarded('endpoint_deleted'), ctx)),
     {

@@ -50,13 +50,13 @@ export class TestReceiver {
         }
         const index = this.requests.length
         this.requests.push(received)
+        this.#notify()
         const next = this.#queue.shift() ?? this.#fallback
         const reply = typeof next === 'function' ? next(received, index) : next
         const send = () => {
           this.#inFlight--
           res.writeHead(reply.status, reply.headers ?? {})
           res.end(reply.body ?? '')
-          this.#notify()
         }
         if (reply.delayMs) setTimeout(send, reply.delayMs)
         else send()
@@ -88,9 +88,9 @@ export class TestReceiver {
     return this
   }
 
-  /** Resolves once `n` requests in total have been answered. */
+  /** Resolves once `n` requests in total have arrived. */
   waitFor(n: number, timeoutMs = 10_000): Promise<void> {
-    if (this.requests.length >= n && this.#inFlight === 0) return Promise.resolve()
+    if (this.requests.length >= n) return Promise.resolve()
     return new Promise((resolve, reject) => {
       const t = setTimeout(() => reject(new Error(`receiver saw ${this.requests.length} of ${n} requests`)), timeoutMs)
       this.#waiters.push({ n, resolve: () => (clearTimeout(t), resolve()) })

@@ -28,10 +28,18 @@ async function start(options: HarnessOptions = {}): Promise<EngineHarness> {
   return harness
 }
 
-const ownerCtx = (hx: EngineHarness) => ({ owner_id: hx.owner, now: hx.clock.now(), actor: 'owner:test' })
+const ownerCtx = (hx: EngineHarness) => ({
+  owner_id: hx.owner,
+  now: hx.clock.now(),
+  actor: 'owner:test',
+})
 
 async function deliveryOf(hx: EngineHarness, eventId: string) {
-  return hx.db.selectFrom('deliveries').selectAll().where('event_id', '=', eventId).executeTakeFirstOrThrow()
+  return hx.db
+    .selectFrom('deliveries')
+    .selectAll()
+    .where('event_id', '=', eventId)
+    .executeTakeFirstOrThrow()
 }
 
 async function endpointOf(hx: EngineHarness, id: string) {
@@ -101,7 +109,12 @@ describe('Retry-After: pending at the time asked, no attempt spent, capped at 1 
       'delivery.attempted',
       'delivery.snoozed',
     ])
-    expect(ledger[2]!.payload).toMatchObject({ attempt: 0, counted: false, outcome: 'snoozed', status_code: 503 })
+    expect(ledger[2]!.payload).toMatchObject({
+      attempt: 0,
+      counted: false,
+      outcome: 'snoozed',
+      status_code: 503,
+    })
     expect(ledger[3]!.payload).toEqual({
       next_attempt_at: new Date(t0 + 120 * s).toISOString(),
       retry_after_ms: 120 * s,
@@ -135,7 +148,11 @@ describe('Retry-After: pending at the time asked, no attempt spent, capped at 1 
 
   it.each<[string, (now: Date) => string, number]>([
     ['429, HTTP-date in 90 s', (now) => new Date(now.getTime() + 90 * s).toUTCString(), 90 * s],
-    ['503, HTTP-date in 3 h → capped at 1 h', (now) => new Date(now.getTime() + 3 * 60 * min).toUTCString(), RETRY_AFTER_CAP_MS],
+    [
+      '503, HTTP-date in 3 h → capped at 1 h',
+      (now) => new Date(now.getTime() + 3 * 60 * min).toUTCString(),
+      RETRY_AFTER_CAP_MS,
+    ],
     ['429, 7200 s → capped at 1 h', () => '7200', RETRY_AFTER_CAP_MS],
     ['503, 0 s → due at once', () => '0', 0],
   ])('%s', async (name, header, expectedMs) => {
@@ -178,52 +195,65 @@ describe('Retry-After: pending at the time asked, no attempt spent, capped at 1 
 })
 
 describe('other answers', () => {
-  it.each([410, 404, 400, 422])('%i → discarded (http_status) after one counted attempt; endpoint failing', async (status) => {
-    const h = await start({ reply: { status } })
-    const { endpoint } = await h.createEndpoint()
-    await h.publish({ id: 'evt_4xx' })
-    const t0 = h.clock.now()
-    await h.step()
-    const d = await deliveryOf(h, 'evt_4xx')
-    expect(d).toMatchObject({
-      state: 'discarded',
-      attempts: 1,
-      next_attempt_at: null,
-      last_status: status,
-      last_error: `HTTP ${status}`,
-    })
-    const ledger = await ledgerOfDelivery(h, d.id)
-    expect(ledger.map((e) => e.kind)).toEqual([
-      'delivery.enqueued',
-      'delivery.claimed',
-      'delivery.attempted',
-      'delivery.discarded',
-    ])
-    expect(ledger[3]!.payload).toEqual({ reason: 'http_status', detail: String(status) })
-    // every non-success marks the endpoint failing, 410 included
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({ enabled: true, failing_since: t0, busy_until: null })
-    expect(await endpointKinds(h, endpoint.id)).toEqual(['endpoint.created', 'endpoint.failing'])
-    // nothing more is tried
-    h.clock.advance(day)
-    expect(await h.step()).toMatchObject({ claimed: 0, settledOnClaim: 0 })
-    expect(h.receiver.requests).toHaveLength(1)
-    await expectReplayClean(h)
-  })
+  it.each([410, 404, 400, 422])(
+    '%i → discarded (http_status) after one counted attempt; endpoint failing',
+    async (status) => {
+      const h = await start({ reply: { status } })
+      const { endpoint } = await h.createEndpoint()
+      await h.publish({ id: 'evt_4xx' })
+      const t0 = h.clock.now()
+      await h.step()
+      const d = await deliveryOf(h, 'evt_4xx')
+      expect(d).toMatchObject({
+        state: 'discarded',
+        attempts: 1,
+        next_attempt_at: null,
+        last_status: status,
+        last_error: `HTTP ${status}`,
+      })
+      const ledger = await ledgerOfDelivery(h, d.id)
+      expect(ledger.map((e) => e.kind)).toEqual([
+        'delivery.enqueued',
+        'delivery.claimed',
+        'delivery.attempted',
+        'delivery.discarded',
+      ])
+      expect(ledger[3]!.payload).toEqual({ reason: 'http_status', detail: String(status) })
+      // every non-success marks the endpoint failing, 410 included
+      expect(await endpointOf(h, endpoint.id)).toMatchObject({
+        enabled: true,
+        failing_since: t0,
+        busy_until: null,
+      })
+      expect(await endpointKinds(h, endpoint.id)).toEqual(['endpoint.created', 'endpoint.failing'])
+      // nothing more is tried
+      h.clock.advance(day)
+      expect(await h.step()).toMatchObject({ claimed: 0, settledOnClaim: 0 })
+      expect(h.receiver.requests).toHaveLength(1)
+      await expectReplayClean(h)
+    },
+  )
 
-  it.each([408, 429, 500, 502, 503, 504])('%i → retryable, attempt spent, next in 5 s', async (status) => {
-    const h = await start({ reply: { status } })
-    const { endpoint } = await h.createEndpoint()
-    await h.publish({ id: 'evt_5xx' })
-    const t0 = h.clock.now().getTime()
-    await h.step()
-    const d = await deliveryOf(h, 'evt_5xx')
-    expect(d).toMatchObject({ state: 'retryable', attempts: 1, last_status: status })
-    expect(d.next_attempt_at!.getTime() - t0).toBe(5 * s)
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({ failing_since: new Date(t0) })
-    const ledger = await ledgerOfDelivery(h, d.id)
-    expect(ledger.map((e) => e.kind).slice(-2)).toEqual(['delivery.attempted', 'delivery.retry_scheduled'])
-    await expectReplayClean(h)
-  })
+  it.each([408, 429, 500, 502, 503, 504])(
+    '%i → retryable, attempt spent, next in 5 s',
+    async (status) => {
+      const h = await start({ reply: { status } })
+      const { endpoint } = await h.createEndpoint()
+      await h.publish({ id: 'evt_5xx' })
+      const t0 = h.clock.now().getTime()
+      await h.step()
+      const d = await deliveryOf(h, 'evt_5xx')
+      expect(d).toMatchObject({ state: 'retryable', attempts: 1, last_status: status })
+      expect(d.next_attempt_at!.getTime() - t0).toBe(5 * s)
+      expect(await endpointOf(h, endpoint.id)).toMatchObject({ failing_since: new Date(t0) })
+      const ledger = await ledgerOfDelivery(h, d.id)
+      expect(ledger.map((e) => e.kind).slice(-2)).toEqual([
+        'delivery.attempted',
+        'delivery.retry_scheduled',
+      ])
+      await expectReplayClean(h)
+    },
+  )
 
   it('a timeout (receiver slower than the transport deadline) → retryable', async () => {
     const h = await start({ transportTimeoutMs: 100, reply: { status: 200, delayMs: 400 } })
@@ -288,8 +318,15 @@ describe('other answers', () => {
     const d = await deliveryOf(h, 'evt_ssrf')
     expect(d).toMatchObject({ state: 'discarded', attempts: 0, next_attempt_at: null })
     const ledger = await ledgerOfDelivery(h, d.id)
-    expect(ledger.map((e) => e.kind).slice(-2)).toEqual(['delivery.attempted', 'delivery.discarded'])
-    expect(ledger.at(-2)!.payload).toMatchObject({ counted: false, attempt: 0, address: '10.1.2.3' })
+    expect(ledger.map((e) => e.kind).slice(-2)).toEqual([
+      'delivery.attempted',
+      'delivery.discarded',
+    ])
+    expect(ledger.at(-2)!.payload).toMatchObject({
+      counted: false,
+      attempt: 0,
+      address: '10.1.2.3',
+    })
     expect(ledger.at(-1)!.payload).toMatchObject({ reason: 'egress_blocked' })
     expect(h.receiver.requests).toHaveLength(0)
     expect(await endpointOf(h, endpoint.id)).toMatchObject({ failing_since: h.clock.now() })
@@ -313,7 +350,11 @@ describe('endpoint failure state', () => {
       h.clock.set(d.next_attempt_at!)
       await h.step()
     }
-    expect(await deliveryOf(h, 'evt_flaky')).toMatchObject({ state: 'completed', attempts: 3, last_status: 204 })
+    expect(await deliveryOf(h, 'evt_flaky')).toMatchObject({
+      state: 'completed',
+      attempts: 3,
+      last_status: 204,
+    })
     expect(await endpointOf(h, endpoint.id)).toMatchObject({ failing_since: null, enabled: true })
     expect(await endpointKinds(h, endpoint.id)).toEqual([
       'endpoint.created',
@@ -372,10 +413,16 @@ describe('endpoint failure state', () => {
     expect(await endpointOf(h, endpoint.id)).toMatchObject({ failing_since: h.clock.now() })
 
     h.clock.advance(1 * s)
-    const row = await h.db.transaction().execute((trx) => endpointUpdate(trx, ownerCtx(h), endpoint.id, { enabled: true }))
+    const row = await h.db
+      .transaction()
+      .execute((trx) => endpointUpdate(trx, ownerCtx(h), endpoint.id, { enabled: true }))
     expect(row).toMatchObject({ enabled: true, failing_since: null, disabled_reason: null })
     expect(await endpointOf(h, endpoint.id)).toMatchObject({ failing_since: null })
-    expect(await endpointKinds(h, endpoint.id)).toEqual(['endpoint.created', 'endpoint.failing', 'endpoint.enabled'])
+    expect(await endpointKinds(h, endpoint.id)).toEqual([
+      'endpoint.created',
+      'endpoint.failing',
+      'endpoint.enabled',
+    ])
 
     await h.publish({ id: 'evt_y' })
     await h.step()
@@ -390,8 +437,13 @@ describe('endpoint failure state', () => {
     await h.publish({ id: 'evt_x' })
     await h.step()
     h.clock.advance(1 * s)
-    await h.db.transaction().execute((trx) => endpointUpdate(trx, ownerCtx(h), endpoint.id, { enabled: false }))
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({ enabled: false, disabled_reason: 'disabled_by_owner' })
+    await h.db
+      .transaction()
+      .execute((trx) => endpointUpdate(trx, ownerCtx(h), endpoint.id, { enabled: false }))
+    expect(await endpointOf(h, endpoint.id)).toMatchObject({
+      enabled: false,
+      disabled_reason: 'disabled_by_owner',
+    })
 
     await h.publish({ id: 'evt_while_disabled' })
     expect(await h.step()).toMatchObject({ fannedOut: 1, enqueued: 0 })
@@ -404,8 +456,14 @@ describe('endpoint failure state', () => {
     expect(fanout.payload).toMatchObject({ matched: [] })
 
     h.clock.advance(1 * s)
-    await h.db.transaction().execute((trx) => endpointUpdate(trx, ownerCtx(h), endpoint.id, { enabled: true }))
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({ enabled: true, disabled_reason: null, failing_since: null })
+    await h.db
+      .transaction()
+      .execute((trx) => endpointUpdate(trx, ownerCtx(h), endpoint.id, { enabled: true }))
+    expect(await endpointOf(h, endpoint.id)).toMatchObject({
+      enabled: true,
+      disabled_reason: null,
+      failing_since: null,
+    })
     await h.publish({ id: 'evt_after' })
     await h.step()
     expect(await deliveryOf(h, 'evt_after')).toMatchObject({ state: 'completed' })
@@ -421,16 +479,26 @@ describe('discarded on claim', () => {
     await h.step()
     const d0 = await deliveryOf(h, 'evt_d')
     expect(d0).toMatchObject({ state: 'retryable', attempts: 1 })
-    await h.db.transaction().execute((trx) => endpointUpdate(trx, ownerCtx(h), endpoint.id, { enabled: false }))
+    await h.db
+      .transaction()
+      .execute((trx) => endpointUpdate(trx, ownerCtx(h), endpoint.id, { enabled: false }))
 
     h.clock.set(d0.next_attempt_at!)
     expect(await h.step()).toMatchObject({ claimed: 0, settledOnClaim: 1 })
     expect(h.receiver.requests).toHaveLength(1)
     const d = await deliveryOf(h, 'evt_d')
-    expect(d).toMatchObject({ state: 'discarded', attempts: 1, next_attempt_at: null, claimed_by: null })
+    expect(d).toMatchObject({
+      state: 'discarded',
+      attempts: 1,
+      next_attempt_at: null,
+      claimed_by: null,
+    })
     const ledger = await ledgerOfDelivery(h, d.id)
     expect(ledger.map((e) => e.kind).slice(-1)).toEqual(['delivery.discarded'])
-    expect(ledger.at(-1)!.payload).toEqual({ reason: 'endpoint_disabled', detail: 'disabled_by_owner' })
+    expect(ledger.at(-1)!.payload).toEqual({
+      reason: 'endpoint_disabled',
+      detail: 'disabled_by_owner',
+    })
     await expectReplayClean(h)
   })
 
@@ -439,11 +507,15 @@ describe('discarded on claim', () => {
     const { endpoint } = await h.createEndpoint()
     await h.publish({ id: 'evt_del' })
     await h.step()
-    const r = await h.db.transaction().execute((trx) => endpointDelete(trx, ownerCtx(h), endpoint.id))
+    const r = await h.db
+      .transaction()
+      .execute((trx) => endpointDelete(trx, ownerCtx(h), endpoint.id))
     expect(r).toEqual({ discarded: 1 })
     const d = await deliveryOf(h, 'evt_del')
     expect(d).toMatchObject({ state: 'discarded', attempts: 1 })
-    expect((await ledgerOfDelivery(h, d.id)).at(-1)!.payload).toEqual({ reason: 'endpoint_deleted' })
+    expect((await ledgerOfDelivery(h, d.id)).at(-1)!.payload).toEqual({
+      reason: 'endpoint_deleted',
+    })
     h.clock.advance(day)
     await h.publish({ id: 'evt_after_delete' })
     expect(await h.step()).toMatchObject({ enqueued: 0, claimed: 0, settledOnClaim: 0 })
@@ -456,10 +528,16 @@ describe('discarded on claim', () => {
     const { endpoint } = await h.createEndpoint()
     await h.publish({ id: 'evt_inflight' })
     await h.dispatcher.fanoutOnce()
-    const { claimed } = await deliveryClaim(h.db, { now: h.clock.now(), limit: 1, actor: 'worker:w2' })
+    const { claimed } = await deliveryClaim(h.db, {
+      now: h.clock.now(),
+      limit: 1,
+      actor: 'worker:w2',
+    })
     expect(claimed).toHaveLength(1)
     // the owner deletes the endpoint while the POST is in flight: nothing waiting to discard
-    const r = await h.db.transaction().execute((trx) => endpointDelete(trx, ownerCtx(h), endpoint.id))
+    const r = await h.db
+      .transaction()
+      .execute((trx) => endpointDelete(trx, ownerCtx(h), endpoint.id))
     expect(r).toEqual({ discarded: 0 })
     // the in-flight attempt settles normally: a 500, so a retry is scheduled
     await h.db.transaction().execute((trx) =>
@@ -470,7 +548,13 @@ describe('discarded on claim', () => {
             delivery: claimed[0]!.delivery,
             actor: 'worker:w2',
             outcome: DeliveryOutcome.retryScheduled(
-              { started_at: h.clock.now(), duration_ms: 5, status_code: 500, error: 'HTTP 500', signed_with: [] },
+              {
+                started_at: h.clock.now(),
+                duration_ms: 5,
+                status_code: 500,
+                error: 'HTTP 500',
+                signed_with: [],
+              },
               5 * s,
             ),
           },
@@ -485,7 +569,9 @@ describe('discarded on claim', () => {
     expect(await h.step()).toMatchObject({ claimed: 0, settledOnClaim: 1 })
     const d = await deliveryOf(h, 'evt_inflight')
     expect(d).toMatchObject({ state: 'discarded', attempts: 1, next_attempt_at: null })
-    expect((await ledgerOfDelivery(h, d.id)).at(-1)!.payload).toEqual({ reason: 'endpoint_deleted' })
+    expect((await ledgerOfDelivery(h, d.id)).at(-1)!.payload).toEqual({
+      reason: 'endpoint_deleted',
+    })
     expect(h.receiver.requests).toHaveLength(0)
     await expectReplayClean(h)
   })

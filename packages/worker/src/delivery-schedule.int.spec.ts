@@ -61,7 +61,11 @@ describe('the retry schedule, end to end', () => {
         expect(await hx.step()).toMatchObject({ claimed: 0, settledOnClaim: 0 })
         hx.clock.set(d.next_attempt_at!)
       } else {
-        expect(d).toMatchObject({ state: 'discarded', next_attempt_at: null, last_error: 'HTTP 500' })
+        expect(d).toMatchObject({
+          state: 'discarded',
+          next_attempt_at: null,
+          last_error: 'HTTP 500',
+        })
       }
     }
 
@@ -72,8 +76,12 @@ describe('the retry schedule, end to end', () => {
 
     // the receiver saw 18 POSTs, all with the same webhook-id, each stamped with its own time
     expect(hx.receiver.requests).toHaveLength(MAX_ATTEMPTS)
-    expect(new Set(hx.receiver.requests.map((r) => r.headers['webhook-id']))).toEqual(new Set(['evt_sched']))
-    expect(hx.receiver.requests.map((r) => Number(r.headers['webhook-timestamp']) * 1000)).toEqual(attemptTimes)
+    expect(new Set(hx.receiver.requests.map((r) => r.headers['webhook-id']))).toEqual(
+      new Set(['evt_sched']),
+    )
+    expect(hx.receiver.requests.map((r) => Number(r.headers['webhook-timestamp']) * 1000)).toEqual(
+      attemptTimes,
+    )
 
     // endpoint: failing from the first failure on; disabled by the first failure after 5 days,
     // which is attempt 18 (attempt 17 is at 117 h 35 min 5 s, attempt 18 at 127 h 35 min 5 s)
@@ -83,8 +91,14 @@ describe('the retry schedule, end to end', () => {
       Array.from({ length: 17 }, () => ({ failing_since: new Date(t0), enabled: true })),
     )
     expect(endpointStates[17]).toEqual({ failing_since: new Date(t0), enabled: false })
-    const ep = await hx.db.selectFrom('endpoints').selectAll().where('id', '=', endpoint.id).executeTakeFirstOrThrow()
-    expect(ep.disabled_reason).toBe(`failing since ${new Date(t0).toISOString()} (5 days without a success)`)
+    const ep = await hx.db
+      .selectFrom('endpoints')
+      .selectAll()
+      .where('id', '=', endpoint.id)
+      .executeTakeFirstOrThrow()
+    expect(ep.disabled_reason).toBe(
+      `failing since ${new Date(t0).toISOString()} (5 days without a success)`,
+    )
 
     // the delivery's ledger: enqueued, 17 × (claimed, attempted, retry_scheduled), then the last
     const d = await hx.db.selectFrom('deliveries').selectAll().executeTakeFirstOrThrow()
@@ -115,13 +129,15 @@ describe('the retry schedule, end to end', () => {
       ),
     )
     expect(attempted.every((e) => e.actor === 'worker:harness')).toBe(true)
-    expect(dl.filter((e) => e.kind === 'delivery.retry_scheduled').map((e) => e.payload['backoff_ms'])).toEqual(
-      expectedGaps,
-    )
+    expect(
+      dl.filter((e) => e.kind === 'delivery.retry_scheduled').map((e) => e.payload['backoff_ms']),
+    ).toEqual(expectedGaps)
     expect(dl.at(-1)!.payload).toEqual({ reason: 'max_attempts' })
 
     // the endpoint's own transitions, in order, each at the time it happened
-    const el = (await ledgerOf(hx, 'endpoint_id', endpoint.id)).filter((e) => e.delivery_id === null)
+    const el = (await ledgerOf(hx, 'endpoint_id', endpoint.id)).filter(
+      (e) => e.delivery_id === null,
+    )
     expect(el.map((e) => [e.kind, e.occurred_at.getTime() - t0])).toEqual([
       ['endpoint.created', 0],
       ['endpoint.failing', 0],
@@ -129,7 +145,11 @@ describe('the retry schedule, end to end', () => {
     ])
     // and the endpoint.disabled entry comes right after the discard it was decided with
     const all = await ledgerOf(hx, 'endpoint_id', endpoint.id)
-    expect(all.slice(-3).map((e) => e.kind)).toEqual(['delivery.attempted', 'delivery.discarded', 'endpoint.disabled'])
+    expect(all.slice(-3).map((e) => e.kind)).toEqual([
+      'delivery.attempted',
+      'delivery.discarded',
+      'endpoint.disabled',
+    ])
 
     // the per-attempt history holds the 18 counted attempts
     const history = await hx.db
@@ -162,7 +182,12 @@ describe('the retry schedule, end to end', () => {
     const t0 = hx.clock.now().getTime()
     const { endpoint } = await hx.createEndpoint()
     await hx.publish({ id: 'evt_a' })
-    const a = async () => hx.db.selectFrom('deliveries').selectAll().where('event_id', '=', 'evt_a').executeTakeFirstOrThrow()
+    const a = async () =>
+      hx.db
+        .selectFrom('deliveries')
+        .selectAll()
+        .where('event_id', '=', 'evt_a')
+        .executeTakeFirstOrThrow()
     const attemptA = async (n: number) => {
       hx.clock.set(n === 1 ? t0 : (await a()).next_attempt_at!)
       expect(await hx.step()).toMatchObject({ attempted: 1 })
@@ -174,10 +199,19 @@ describe('the retry schedule, end to end', () => {
     hx.clock.set(t0 + 100 * h)
     await hx.publish({ id: 'evt_b' })
     await hx.step()
-    const b = await hx.db.selectFrom('deliveries').selectAll().where('event_id', '=', 'evt_b').executeTakeFirstOrThrow()
+    const b = await hx.db
+      .selectFrom('deliveries')
+      .selectAll()
+      .where('event_id', '=', 'evt_b')
+      .executeTakeFirstOrThrow()
     hx.clock.set(b.next_attempt_at!) // cool-down: 5 min out
     await hx.step()
-    const ep = () => hx.db.selectFrom('endpoints').selectAll().where('id', '=', endpoint.id).executeTakeFirstOrThrow()
+    const ep = () =>
+      hx.db
+        .selectFrom('endpoints')
+        .selectAll()
+        .where('id', '=', endpoint.id)
+        .executeTakeFirstOrThrow()
     expect(await ep()).toMatchObject({ failing_since: null, enabled: true })
 
     await attemptA(16)
@@ -196,9 +230,16 @@ describe('the retry schedule, end to end', () => {
     hx.clock.set(d.next_attempt_at!)
     await hx.step()
     d = await a()
-    expect(d).toMatchObject({ state: 'discarded', attempts: 17, next_attempt_at: null, last_status: 503 })
+    expect(d).toMatchObject({
+      state: 'discarded',
+      attempts: 17,
+      next_attempt_at: null,
+      last_status: 503,
+    })
     const dl = await ledgerOf(hx, 'delivery_id', d.id)
-    expect(dl.slice(-6).map((e) => [e.kind, e.payload['outcome'] ?? e.payload['reason'] ?? null])).toEqual([
+    expect(
+      dl.slice(-6).map((e) => [e.kind, e.payload['outcome'] ?? e.payload['reason'] ?? null]),
+    ).toEqual([
       ['delivery.claimed', null],
       ['delivery.attempted', 'snoozed'],
       ['delivery.snoozed', null],
@@ -209,7 +250,10 @@ describe('the retry schedule, end to end', () => {
     expect(dl.at(-2)!.payload).toMatchObject({ counted: false, attempt: 17 })
     expect(hx.receiver.requests.filter((r) => r.body.includes('evt_a'))).toHaveLength(19)
     // the endpoint failed again from attempt 16 on, but not for 5 days: still enabled
-    expect(await ep()).toMatchObject({ enabled: true, failing_since: new Date(t0 + 107 * h + 35 * min + 5 * s) })
+    expect(await ep()).toMatchObject({
+      enabled: true,
+      failing_since: new Date(t0 + 107 * h + 35 * min + 5 * s),
+    })
 
     const report = await hx.replay()
     expect(report.differences).toEqual([])

@@ -42,6 +42,8 @@ export interface DispatcherOptions {
   readonly maintenanceIntervalMs?: number
   readonly retentionMs?: number
   readonly shutdownGraceMs?: number
+  /** Lease and job timeout; a delivery still running after it is rescued (default 15 s). */
+  readonly jobTimeoutMs?: number
 }
 
 /** Counts of one `runOnce` step. */
@@ -160,7 +162,12 @@ export class Dispatcher {
     const free = this.#concurrency - this.#inflight.size
     if (free <= 0) return fan.events > 0
     const now = this.#o.clock.now()
-    const { claimed, settled } = await deliveryClaim(this.#o.db, { now, limit: free, actor: this.#actor })
+    const { claimed, settled } = await deliveryClaim(this.#o.db, {
+      now,
+      limit: free,
+      actor: this.#actor,
+      ...(this.#o.jobTimeoutMs !== undefined ? { leaseMs: this.#o.jobTimeoutMs } : {}),
+    })
     for (const c of claimed) this.#launch(c)
     return fan.events > 0 || claimed.length > 0 || settled > 0
   }
@@ -171,6 +178,7 @@ export class Dispatcher {
       transport: this.#o.transport,
       secretBox: this.#o.secretBox,
       actor: this.#actor,
+      ...(this.#o.jobTimeoutMs !== undefined ? { jobTimeoutMs: this.#o.jobTimeoutMs } : {}),
     })
       .then((settlement) => this.#settler.add(settlement))
       .catch((err) => this.#log.error({ err, delivery_id: c.delivery.id }, 'executor:error'))

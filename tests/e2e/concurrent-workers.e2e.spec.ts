@@ -1,0 +1,159 @@
+import { sql } from 'kysely'
+import { afterAll, describe, expect, it } from 'vitest'
+import {
+  createSecretBox,
+  encodeMasterKey,
+  generateMasterKey,
+  generateWebhookSecret,
+  secretKeyId,
+} from '@hookledger/core'
+import { endpointCreate, eventInsert } from '@hookledger/store'
+import { TestReceiver, testDatabase } from '@hookledger/testkit'
+import { runCli, startServe } from './cli-process.js'
+
+const until = async (what: string, check: () => Promise<boolean>, timeoutMs = 30_000) => {
+  const end = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+describe('three worker processes, one endpoint', () => {
+  const cleanups: (() => Promise<unknown>)[] = []
+  afterAll(async () => {
+    for (const c of cleanups.reverse()) await c().catch(() => {})
+  })
+
+  it('never sends two requests at once, delivers each event once, and survives a SIGKILL mid-POST', async () => {
+    const database = await testDatabase()
+    cleanups.push(() => database.close())
+    const key = generateMasterKey()
+    const env = {
+      DATABASE_URL: database.url,
+      HOOKLEDGER_MASTER_KEY: encodeMasterKey(key),
+      HOOKLEDGER_EGRESS_ALLOW: '127.0.0.0/8',
+      HOOKLEDGER_JOB_TIMEOUT_SECONDS: '6',
+      HOOKLEDGER_MAINTENANCE_INTERVAL_SECONDS: '1',
+      LOG_LEVEL: 'warn',
+    }
+    let hangOnce = true
+    const receiver = await new TestReceiver((req) => {
+      if (req.headers['webhook-id'] === 'evt_hang' && hangOnce) {
+        hangOnce = false
+        return { status: 204, delayMs: 120_000 } // the worker holding it is killed meanwhile
+      }
+      return { status: 204, delayMs: 2 }
+    }).start()
+    cleanups.push(() => receiver.close())
+
+    const secret = generateWebhookSecret()
+    const endpoint = await database.db.transaction().execute((trx) =>
+      endpointCreate(
+        trx,
+        { owner_id: 'default', now: new Date(), actor: 'owner:test' },
+        {
+          url: receiver.url(),
+          description: '',
+          event_types: ['*'],
+          embed_id: null,
+          secret_sealed: createSecretBox(key).seal(secret),
+          secret_key_id: secretKeyId(secret),
+        },
+      ),
+    )
+
+    const workers = await Promise.all([1, 2, 3].map(() => startServe(['--role', 'worker'], env)))
+    cleanups.push(async () => {
+      for (const w of workers) {
+        try {
+          process.kill(w.pid, 'SIGTERM')
+        } catch {
+          // already gone
+        }
+      }
+      await Promise.all(workers.map((w) => w.exit))
+    })
+
+    const ids = Array.from({ length: 200 }, (_, i) => `evt_${String(i).padStart(3, '0')}`)
+    for (let i = 0; i < ids.length; i += 20) {
+      await database.db.transaction().execute(async (trx) => {
+        for (const id of ids.slice(i, i + 20)) {
+          const now = new Date()
+          await eventInsert(trx, {
+            owner_id: 'default',
+            event: { id, type: 'booking.created', subject: `booking://${id}`, occurred_at: now, data: {} },
+            now,
+            actor: 'system',
+          })
+        }
+      })
+    }
+    await receiver.waitFor(200, 60_000)
+    const deliveredIds = receiver.requests.map((r) => String(r.headers['webhook-id']))
+    expect(new Set(deliveredIds).size).toBe(200)
+    expect(deliveredIds.length).toBe(200)
+    expect(receiver.maxConcurrent).toBe(1)
+    // Each worker took part (the lease, not luck, kept them apart).
+    const actors = await sql<{ actor: string }>`
+      select distinct actor from ledger where kind = 'delivery.attempted'
+    `.execute(database.db)
+    expect(actors.rows.length).toBeGreaterThanOrEqual(2)
+
+    // SIGKILL the worker that holds evt_hang mid-POST.
+    await database.db.transaction().execute((trx) =>
+      eventInsert(trx, {
+        owner_id: 'default',
+        event: { id: 'evt_hang', type: 'booking.created', subject: 'booking://hang', occurred_at: new Date(), data: {} },
+        now: new Date(),
+        actor: 'system',
+      }),
+    )
+    await receiver.waitFor(201, 30_000)
+    const running = await database.db
+      .selectFrom('deliveries')
+      .select(['id', 'claimed_by'])
+      .where('event_id', '=', 'evt_hang')
+      .where('state', '=', 'running')
+      .executeTakeFirstOrThrow()
+    const pid = Number(running.claimed_by!.split(':').pop())
+    const victim = workers.find((w) => w.pid === pid)!
+    expect(victim).toBeDefined()
+    process.kill(pid, 'SIGKILL')
+    await victim.exit
+
+    await until('the rescued delivery to complete', async () => {
+      const d = await database.db.selectFrom('deliveries').select('state').where('id', '=', running.id).executeTakeFirst()
+      return d?.state === 'completed'
+    }).catch(async (err) => {
+      const rows = await database.db.selectFrom('ledger').selectAll().where('delivery_id', '=', running.id).orderBy('position').execute()
+      const d = await database.db.selectFrom('deliveries').selectAll().where('id', '=', running.id).execute()
+      const e = await database.db.selectFrom('endpoints').select(['busy_until', 'busy_delivery_id', 'enabled', 'failing_since']).execute()
+      throw new Error(`${(err as Error).message}\n${JSON.stringify({ rows, d, e, now: new Date(), out: workers.map((w) => w.output()) }, null, 1)}`)
+    })
+    expect(receiver.requests.filter((r) => r.headers['webhook-id'] === 'evt_hang')).toHaveLength(2)
+    const history = await database.db
+      .selectFrom('ledger')
+      .select(['kind', 'payload'])
+      .where('delivery_id', '=', running.id)
+      .orderBy('position')
+      .execute()
+    expect(history.map((h) => h.kind)).toEqual([
+      'delivery.enqueued',
+      'delivery.claimed',
+      'delivery.attempted',
+      'delivery.retry_scheduled',
+      'delivery.claimed',
+      'delivery.attempted',
+      'delivery.completed',
+    ])
+    expect(history[2]!.payload).toMatchObject({ outcome: 'interrupted', attempt: 1 })
+    const states = await database.db.selectFrom('deliveries').select('state').where('endpoint_id', '=', endpoint.id).execute()
+    expect(states).toHaveLength(201)
+    expect(states.every((s) => s.state === 'completed')).toBe(true)
+
+    const replay = await runCli(['ledger', 'replay', '--verify'], env)
+    expect(replay.code, replay.stdout + replay.stderr).toBe(0)
+    expect(replay.stdout).toContain('no differences')
+  })
+})
