@@ -1,0 +1,23 @@
+import { createHash } from 'node:crypto'
+import { readFileSync, readdirSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import { MIGRATIONS_DIR } from './migrate.js'
+
+/**
+ * Merged migrations are frozen: a database that applied one must never see it change. Add a
+ * new numbered file instead, and add its hash here when it is merged.
+ */
+const FROZEN: Record<string, string> = {
+  '0001_ledger_and_projections.sql': 'f349586be45da377e3be038b845d2b365e697037fed8d0128e96a94e1b62087a',
+}
+
+describe('migrations', () => {
+  it('are numbered, forward-only files', () => {
+    const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort()
+    files.forEach((f, i) => expect(f.startsWith(String(i + 1).padStart(4, '0') + '_')).toBe(true))
+  })
+  it.each(Object.entries(FROZEN))('%s is unchanged since it was merged', (file, hash) => {
+    const actual = createHash('sha256').update(readFileSync(MIGRATIONS_DIR + file)).digest('hex')
+    expect(actual).toBe(hash)
+  })
+})
