@@ -13,8 +13,8 @@
  * to bench-results/latest.json.
  */
 import { fork, type ChildProcess } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { availableParallelism, cpus, tmpdir } from 'node:os'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
@@ -52,6 +52,8 @@ import { Dispatcher, createHttpTransport, executeDelivery } from '@hookledger/wo
 const argv = process.argv.slice(2)
 const QUICK = argv.includes('--quick')
 const ONLY = argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',') ?? null
+/** Diagnostics: load pg_stat_statements and print the drain's top statements. */
+const STATS = argv.includes('--stats')
 const SCALE = QUICK ? 1 / 20 : 1
 const scaled = (n: number, min = 1) => Math.max(min, Math.round(n * SCALE))
 
@@ -63,6 +65,7 @@ const PG_SETTINGS: Record<string, string> = {
   max_connections: '100',
   // Keep the cluster's noise out of the measurements: no statement/connection logging.
   log_min_messages: 'warning',
+  ...(STATS ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } : {}),
 }
 
 const POOL_SIZE = 4
@@ -134,6 +137,69 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`)
+
+/** CPU ms (user + system) of a process and its live children, from /proc (Linux only). */
+function procCpuMs(rootPid: number, withChildren: boolean): number {
+  const ticks = (stat: string) => {
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return { ppid: Number(f[1]), cpu: Number(f[11]) + Number(f[12]) }
+  }
+  try {
+    let total = ticks(readFileSync(`/proc/${rootPid}/stat`, 'utf8')).cpu
+    if (withChildren) {
+      for (const name of readdirSync('/proc')) {
+        if (!/^\d+$/.test(name)) continue
+        try {
+          const t = ticks(readFileSync(`/proc/${name}/stat`, 'utf8'))
+          if (t.ppid === rootPid) total += t.cpu
+        } catch {
+          // gone
+        }
+      }
+    }
+    return total * 10 // USER_HZ is 100 on Linux
+  } catch {
+    return NaN
+  }
+}
+
+/** Where the CPU went between two snapshots: this process, the receiver, PostgreSQL. */
+class CpuMeter {
+  #pgPid: number
+  #receiverPid: number
+  #start = { main: 0, receiver: 0, postgres: 0, wall: 0 }
+  constructor(pgPid: number, receiverPid: number) {
+    this.#pgPid = pgPid
+    this.#receiverPid = receiverPid
+  }
+  #now() {
+    const u = process.cpuUsage()
+    return {
+      main: (u.user + u.system) / 1000,
+      receiver: procCpuMs(this.#receiverPid, false),
+      postgres: procCpuMs(this.#pgPid, true),
+      wall: performance.now(),
+    }
+  }
+  start(): void {
+    this.#start = this.#now()
+  }
+  /** CPU ms of each part since start(), and the share of the machine's cores they used. */
+  stop(): Record<string, number> {
+    const end = this.#now()
+    const wallMs = end.wall - this.#start.wall
+    const main = end.main - this.#start.main
+    const receiver = end.receiver - this.#start.receiver
+    const postgres = end.postgres - this.#start.postgres
+    return {
+      main_ms: Math.round(main),
+      receiver_ms: Math.round(receiver),
+      postgres_ms: Math.round(postgres),
+      cores_used: round((main + receiver + postgres) / wallMs, 2),
+      machine_load: round(loadavg()[0] ?? NaN, 2),
+    }
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // The receiver process
@@ -237,6 +303,7 @@ interface Env {
   readonly secretBox: ReturnType<typeof createSecretBox>
   readonly catalog: ReturnType<typeof createEventCatalog>
   readonly policy: ReturnType<typeof createEgressPolicy>
+  readonly cpu: CpuMeter
 }
 
 interface BenchDb {
@@ -452,7 +519,7 @@ function syntheticClaims(env: Env, n: number): ClaimedDelivery[] {
 }
 
 /** `total` requests through executeDelivery (sign + guarded transport + classify), `c` at a time. */
-async function ceilingRun(env: Env, total: number, c: number): Promise<{ perSec: number; ms: number; failed: number }> {
+async function ceilingRun(env: Env, total: number, c: number) {
   const transport = newTransport(env)
   const claims = syntheticClaims(env, c)
   const deps = { clock: systemClock, transport, secretBox: env.secretBox, actor: 'worker:ceiling' }
@@ -469,11 +536,13 @@ async function ceilingRun(env: Env, total: number, c: number): Promise<{ perSec:
     // Warm-up: open the keep-alive sockets and let the JIT settle.
     await Promise.all(Array.from({ length: c }, (_, i) => executeDelivery(claims[i]!, deps)))
     await env.receiver.reset()
+    env.cpu.start()
     const started = performance.now()
     await Promise.all(Array.from({ length: c }, (_, i) => worker(i)))
     const ms = performance.now() - started
+    const cpu = env.cpu.stop()
     await env.receiver.waitFor(total, 5_000)
-    return { perSec: (total / ms) * 1000, ms, failed }
+    return { perSec: (total / ms) * 1000, ms, failed, cpu }
   } finally {
     await transport.close()
   }
@@ -486,7 +555,7 @@ async function ceilingScenario(env: Env) {
   if (r.failed > 0) throw new Error(`${r.failed} ceiling requests did not complete`)
   shared.ceilingPerSec = r.perSec
   return {
-    metrics: { requests: total, concurrency: c, ms: Math.round(r.ms), requests_per_sec: Math.round(r.perSec) },
+    metrics: { requests: total, concurrency: c, ms: Math.round(r.ms), requests_per_sec: Math.round(r.perSec), cpu: r.cpu },
     rows: [{ metric: 'requests/s (HTTP client stack only)', value: String(Math.round(r.perSec)), target: '—', pass: null }],
   }
 }
@@ -516,14 +585,31 @@ async function drainScenario(env: Env) {
     const fanoutMs = performance.now() - fanStarted
     if (fan.enqueued !== total) throw new Error(`fan-out enqueued ${fan.enqueued}, expected ${total}`)
 
+    if (STATS) {
+      await sql`create extension if not exists pg_stat_statements`.execute(db)
+      await sql`select pg_stat_statements_reset()`.execute(db)
+    }
     await env.receiver.reset()
+    env.cpu.start()
     const started = performance.now()
     await dispatcher.start()
     await env.receiver.waitFor(total, QUICK ? 60_000 : 300_000)
     await waitCompleted(db, total, 30_000)
     const wallMs = performance.now() - started
+    const cpu = env.cpu.stop()
     await dispatcher.stop()
 
+    if (STATS) {
+      const top = (
+        await sql<{ calls: string; total_ms: number; mean_ms: number; rows: string; query: string }>`
+          select calls, round(total_exec_time::numeric, 1)::float8 as total_ms, round(mean_exec_time::numeric, 3)::float8 as mean_ms,
+                 rows, regexp_replace(left(query, 110), '\s+', ' ', 'g') as query
+          from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())
+          order by total_exec_time desc limit 25
+        `.execute(db)
+      ).rows
+      for (const r of top) log(`${String(r.calls).padStart(6)} ${String(r.total_ms).padStart(9)} ms ${String(r.mean_ms).padStart(7)} ms/call  ${r.query}`)
+    }
     const states = await countStates(db)
     if (states['completed'] !== total) throw new Error(`states after drain: ${JSON.stringify(states)}`)
     const { count: received } = await env.receiver.dump()
@@ -561,6 +647,8 @@ async function drainScenario(env: Env) {
         settle_transactions: Number(span.settles),
         avg_settle_batch: round(total / Number(span.settles), 1),
         lease_busy_snoozes: Number(span.busy),
+        cpu,
+        cpu_ms_per_delivery: round((cpu['main_ms']! + cpu['receiver_ms']! + cpu['postgres_ms']!) / total, 3),
       },
       rows: [
         {
@@ -921,6 +1009,10 @@ async function fanoutScenario(env: Env) {
 // ---------------------------------------------------------------------------------------------
 // Main
 
+function postmasterPid(dataDir: string): number {
+  return Number(readFileSync(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0])
+}
+
 function printTable(): void {
   const lines: string[][] = [['scenario', 'metric', 'value', 'target', 'ok']]
   for (const r of results) {
@@ -968,6 +1060,7 @@ async function main(): Promise<number> {
       secretBox: createSecretBox(generateMasterKey()),
       catalog: createEventCatalog(),
       policy: createEgressPolicy({ allow: ['127.0.0.0/8'] }),
+      cpu: new CpuMeter(postmasterPid(dataDir), receiver.pid),
     }
 
     await scenario('ceiling', () => ceilingScenario(env))

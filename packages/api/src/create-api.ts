@@ -1,8 +1,17 @@
 import { Hono, type Context } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
-import type { z } from 'zod'
+import { HTTPException } from 'hono/http-exception'
 import { silentLogger } from '@hookledger/core'
-import { OpError, OPERATIONS, type OpDeps, type Operation, type Principal } from '@hookledger/ops'
+import {
+  OpError,
+  OPERATIONS,
+  hasJsonBody,
+  invalidInput,
+  parseOpInput,
+  type OpDeps,
+  type Operation,
+  type Principal,
+} from '@hookledger/ops'
 import { apiTokenVerify } from '@hookledger/store'
 import { buildOpenApi } from './openapi.js'
 import { problem } from './problem.js'
@@ -15,89 +24,127 @@ export interface ApiOptions {
   readonly operations?: readonly Operation[]
 }
 
-type Env = { Variables: { principal: Principal } }
+type Env = { Variables: { principal: Principal; op: string } }
 
 /** `:id` path → a RegExp for the 405 check. */
-const pathPattern = (path: string) => new RegExp('^' + path.replace(/:[a-z_]+/g, '[^/]+') + '/?$')
+const pathPattern = (path: string) => new RegExp('^' + path.replace(/:[a-z_]+/g, '[^/]+') + '$')
 
-function zodProblem(c: Context, error: z.ZodError): Response {
-  const issue = error.issues[0]!
-  const field = issue.path.map(String).join('.') || undefined
-  const detail = field ? `${field}: ${issue.message}` : issue.message
-  return problem(c, 400, 'invalid_input', detail, field)
+/** Per segment: 0 for a literal, 1 for a `:param`. */
+const segmentKinds = (path: string) => path.split('/').map((s) => (s.startsWith(':') ? 1 : 0))
+
+/**
+ * Literal segments before `:param` at the same place (`/webhooks/event_types` before
+ * `/webhooks/:id`): the router tries routes in registration order. Stable otherwise.
+ */
+export function routeOrder(a: Operation, b: Operation): number {
+  const ka = segmentKinds(a.http.path)
+  const kb = segmentKinds(b.http.path)
+  for (let i = 0; i < Math.min(ka.length, kb.length); i++) {
+    if (ka[i] !== kb[i]) return ka[i]! - kb[i]!
+  }
+  return 0
+}
+
+// The database refusing a value's format is bad input, never a 500: invalid text
+// representation, datetime format/overflow, untranslatable character, bad escape.
+const PG_BAD_INPUT = new Set(['22P02', '22007', '22008', '22021', '22P05', '22025', '22003'])
+
+/** Reads the request's input: JSON body (POST/PUT/PATCH) or query string, then path params. */
+async function rawInput(c: Context<Env>, op: Operation): Promise<Record<string, unknown>> {
+  let raw: Record<string, unknown> = {}
+  const queries = c.req.queries()
+  if (hasJsonBody(op.http.method)) {
+    const first = Object.keys(queries)[0]
+    if (first !== undefined) throw invalidInput(first, 'send input in the JSON body, not the query string')
+    const text = await c.req.text()
+    if (text.trim() !== '') {
+      const type = c.req.header('content-type') ?? ''
+      if (!/^application\/(.+\+)?json\b/i.test(type)) {
+        throw new OpError(415, 'unsupported_media_type', 'send the body as application/json')
+      }
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(text)
+      } catch {
+        throw new OpError(400, 'invalid_json', 'the body is not valid JSON')
+      }
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+        throw new OpError(400, 'invalid_input', 'the body must be a JSON object')
+      }
+      raw = parsed as Record<string, unknown>
+    }
+  } else {
+    for (const [key, values] of Object.entries(queries)) {
+      if (values.length > 1) throw invalidInput(key, 'is given more than once')
+      raw[key] = values[0]
+    }
+  }
+  const params = c.req.param() as Record<string, string>
+  for (const name of Object.keys(params)) {
+    // The path names the object; a second, different id in the body would be ambiguous.
+    if (Object.hasOwn(raw, name)) throw invalidInput(name, 'is taken from the path')
+  }
+  return { ...raw, ...params }
 }
 
 /**
  * The HTTP adapter: one route per declared operation, bearer-token auth with the operation's
- * scope, zod validation of path + query/body, and one error handler that answers
+ * scope, the ops' own input validation of path + query/body, and one error handler that answers
  * `application/problem+json` for everything — a 500 only for a real fault, without a stack.
- * It never listens by itself (the server does).
+ * Each request is logged at debug (operation, status, validated input; never an answer body,
+ * so never a secret). It never listens by itself (the server does).
  */
 export function createApi(options: ApiOptions): Hono<Env> {
   const { deps } = options
   const log = deps.logger ?? silentLogger
-  const operations = options.operations ?? OPERATIONS
+  const operations = [...(options.operations ?? OPERATIONS)].sort(routeOrder)
+  const routes: { method: string; pattern: RegExp }[] = []
   const app = new Hono<Env>()
+
+  app.use('*', async (c, next) => {
+    const started = performance.now()
+    await next()
+    log.debug(
+      { method: c.req.method, path: c.req.path, op: c.get('op'), status: c.res.status, ms: Math.round(performance.now() - started) },
+      'api:request',
+    )
+  })
 
   app.get('/healthz', (c) => c.json({ ok: true }))
   app.get('/api/openapi.json', (c) => c.json(buildOpenApi(operations)))
+  routes.push({ method: 'GET', pattern: pathPattern('/healthz') }, { method: 'GET', pattern: pathPattern('/api/openapi.json') })
 
   for (const op of operations) {
-    const handlers = [
-      bodyLimit({
-        maxSize: REQUEST_BODY_MAX_BYTES,
-        onError: (c) => problem(c, 413, 'payload_too_large', `request body exceeds ${REQUEST_BODY_MAX_BYTES} bytes`),
-      }),
-      async function operation(c: Context<Env>) {
-        const header = c.req.header('authorization') ?? ''
-        const match = /^Bearer ([A-Za-z0-9_\-.~+/=]{1,200})$/.exec(header)
-        const principal = match ? await apiTokenVerify(deps.db, match[1]!) : null
-        if (!principal) {
-          return problem(c, 401, 'unauthorized', 'a valid bearer token is required', undefined, {
-            'www-authenticate': 'Bearer',
-          })
-        }
-        if (!principal.scopes.includes(op.scope)) {
-          return problem(c, 403, 'forbidden', `this operation needs the "${op.scope}" scope`)
-        }
-        let raw: Record<string, unknown> = {}
-        if (op.http.method === 'POST' || op.http.method === 'PATCH') {
-          const text = await c.req.text()
-          if (text.trim() !== '') {
-            const type = c.req.header('content-type') ?? ''
-            if (!/^application\/(.+\+)?json\b/i.test(type)) {
-              return problem(c, 415, 'unsupported_media_type', 'send the body as application/json')
-            }
-            let parsed: unknown
-            try {
-              parsed = JSON.parse(text)
-            } catch {
-              return problem(c, 400, 'invalid_json', 'the body is not valid JSON')
-            }
-            if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-              return problem(c, 400, 'invalid_input', 'the body must be a JSON object')
-            }
-            raw = parsed as Record<string, unknown>
-          }
-        } else {
-          raw = { ...c.req.query() }
-        }
-        const input = op.input.safeParse({ ...raw, ...c.req.param() })
-        if (!input.success) return zodProblem(c, input.error)
-        const actor = principal.scopes.includes('operator') ? 'operator' : `owner:${principal.id}`
-        const reply = await op.handler({ deps, principal, actor }, input.data)
-        if (reply.status === 204) return c.body(null, 204)
-        return c.json(reply.body as object, reply.status)
-      },
-    ] as const
-    app.on(op.http.method, op.http.path, ...handlers)
+    routes.push({ method: op.http.method, pattern: pathPattern(op.http.path) })
+    const limit = bodyLimit({
+      maxSize: REQUEST_BODY_MAX_BYTES,
+      onError: (c) => problem(c, 413, 'payload_too_large', `request body exceeds ${REQUEST_BODY_MAX_BYTES} bytes`),
+    })
+    app.on(op.http.method, op.http.path, limit, async (c: Context<Env>) => {
+      c.set('op', op.name)
+      const header = c.req.header('authorization') ?? ''
+      const match = /^Bearer ([A-Za-z0-9_\-.~+/=]{1,200})$/i.exec(header)
+      const principal = match ? await apiTokenVerify(deps.db, match[1]!) : null
+      if (!principal) {
+        return problem(c, 401, 'unauthorized', 'a valid bearer token is required', undefined, {
+          'www-authenticate': 'Bearer',
+        })
+      }
+      if (!principal.scopes.includes(op.scope)) {
+        return problem(c, 403, 'forbidden', `this operation needs the "${op.scope}" scope`)
+      }
+      const input = parseOpInput(op, await rawInput(c, op))
+      log.debug({ op: op.name, input }, 'api:input')
+      const actor = principal.scopes.includes('operator') ? 'operator' : `owner:${principal.id}`
+      const reply = await op.handler({ deps, principal, actor }, input)
+      if (reply.status === 204) return c.body(null, 204)
+      return c.json(reply.body as object, reply.status)
+    })
   }
 
   app.notFound((c) => {
-    const allowed = operations
-      .filter((op) => pathPattern(op.http.path).test(c.req.path))
-      .map((op) => op.http.method)
-    if (allowed.length > 0) {
+    const allowed = [...new Set(routes.filter((r) => r.pattern.test(c.req.path)).map((r) => r.method))]
+    if (allowed.length > 0 && !allowed.includes(c.req.method)) {
       return problem(c, 405, 'method_not_allowed', `use ${allowed.join(', ')}`, undefined, {
         allow: allowed.join(', '),
       })
@@ -107,10 +154,11 @@ export function createApi(options: ApiOptions): Hono<Env> {
 
   app.onError((err, c) => {
     if (err instanceof OpError) return problem(c, err.status, err.code, err.message, err.field)
-    // A malformed id can still reach PostgreSQL through a path we did not validate: treat
-    // invalid text representations as bad input, never as a 500.
-    const pgCode = (err as { code?: string }).code
-    if (pgCode === '22P02' || pgCode === '22007' || pgCode === '22008' || pgCode === '22021') {
+    if (err instanceof HTTPException && err.status < 500) {
+      return problem(c, err.status, 'bad_request', err.message || 'the request cannot be read')
+    }
+    const pgCode = (err as { code?: unknown }).code
+    if (typeof pgCode === 'string' && PG_BAD_INPUT.has(pgCode)) {
       return problem(c, 400, 'invalid_input', 'a value has the wrong format')
     }
     log.error({ err, path: c.req.path, method: c.req.method }, 'api:unhandled_error')

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { Operation } from '@hookledger/ops'
+import { hasJsonBody, type Operation } from '@hookledger/ops'
 
 const PROBLEM = {
   type: 'object',
@@ -13,6 +13,8 @@ const PROBLEM = {
     field: { type: 'string' },
   },
 }
+
+const STATUS_TEXT: Record<number, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content' }
 
 /** zod → JSON Schema (draft 2020-12, which OpenAPI 3.1 uses). */
 const schemaOf = (s: z.ZodType, io: 'input' | 'output') => {
@@ -31,7 +33,7 @@ export function buildOpenApi(operations: readonly Operation[]) {
     const params = [...op.http.path.matchAll(/:([a-z_]+)/g)].map((m) => m[1]!)
     const input = schemaOf(op.input, 'input') as { properties?: Record<string, unknown>; required?: string[] }
     const props = input.properties ?? {}
-    const hasBody = op.http.method === 'POST' || op.http.method === 'PATCH'
+    const hasBody = hasJsonBody(op.http.method)
     const parameters = Object.entries(props)
       .filter(([name]) => params.includes(name) || !hasBody)
       .map(([name, schema]) => ({
@@ -40,7 +42,8 @@ export function buildOpenApi(operations: readonly Operation[]) {
         required: params.includes(name) || (input.required ?? []).includes(name),
         schema,
       }))
-    const bodySchema = hasBody
+    const bodyProps = Object.keys(props).filter((n) => !params.includes(n))
+    const bodySchema = hasBody && bodyProps.length > 0
       ? {
           ...input,
           properties: Object.fromEntries(Object.entries(props).filter(([n]) => !params.includes(n))),
@@ -50,19 +53,21 @@ export function buildOpenApi(operations: readonly Operation[]) {
     const statuses = op.statuses ?? [200]
     const responses: Record<string, unknown> = {}
     for (const s of statuses) {
-      responses[String(s)] = { description: 'OK', content: { 'application/json': { schema: schemaOf(op.output, 'output') } } }
+      responses[String(s)] = { description: STATUS_TEXT[s] ?? 'OK', content: { 'application/json': { schema: schemaOf(op.output, 'output') } } }
     }
-    for (const s of ['400', '401', '403', '404', '422']) {
+    const problems = hasBody ? ['400', '401', '403', '404', '409', '413', '415', '422'] : ['400', '401', '403', '404']
+    for (const s of problems) {
       responses[s] = { description: 'Problem', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } }
     }
     paths[path] ??= {}
     paths[path][op.http.method.toLowerCase()] = {
       operationId: op.name,
       summary: op.summary,
+      tags: [op.name.split('.')[0]!],
       security: [{ bearer: [] }],
       'x-scope': op.scope,
       ...(parameters.length ? { parameters } : {}),
-      ...(bodySchema ? { requestBody: { required: true, content: { 'application/json': { schema: bodySchema } } } } : {}),
+      ...(bodySchema ? { requestBody: { required: bodySchema.required.length > 0, content: { 'application/json': { schema: bodySchema } } } } : {}),
       responses,
     }
   }

@@ -1,5 +1,5 @@
 import type { OpDeps } from '@hookledger/ops'
-import { OpError, findOperation, OPERATIONS } from '@hookledger/ops'
+import { OpError, findOperation, OPERATIONS, parseOpInput } from '@hookledger/ops'
 import {
   apiTokenCreate,
   apiTokenList,
@@ -19,6 +19,9 @@ export interface CliIo {
 
 const SCOPES: readonly TokenScope[] = ['admin', 'publish', 'operator']
 
+/** Owner ids the CLI accepts: lowercase letters, digits, `_` and `-`, up to 63. */
+const OWNER_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/
+
 /** `token create --owner O --scopes admin,publish [--label L] [--json]` */
 export async function tokenCreateCommand(
   db: Db,
@@ -37,7 +40,7 @@ export async function tokenCreateCommand(
     return 2
   }
   const owner = operator ? OPERATOR_OWNER : args.owner
-  if (!owner || !/^[a-z0-9][a-z0-9_-]{0,62}$/.test(owner)) {
+  if (!owner || !OWNER_ID.test(owner)) {
     io.err('--owner is required: lowercase letters, digits, "_" and "-" (up to 63)')
     return 2
   }
@@ -136,25 +139,29 @@ export async function opCommand(
     io.err('--json is not valid JSON')
     return 2
   }
-  const input = op.input.safeParse(raw)
-  if (!input.success) {
-    const issue = input.error.issues[0]!
-    io.err(`invalid input: ${issue.path.join('.') || '(root)'}: ${issue.message}`)
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    io.err('--json must be a JSON object')
     return 2
   }
   const operator = op.scope === 'operator'
   const owner = operator ? OPERATOR_OWNER : (args.owner ?? 'default')
+  if (!operator && !OWNER_ID.test(owner)) {
+    io.err('--owner: lowercase letters, digits, "_" and "-" (up to 63)')
+    return 2
+  }
   try {
+    // The same validation as the HTTP route: one declaration, one set of rules.
+    const input = parseOpInput(op, raw)
     const reply = await op.handler(
       { deps, principal: { id: 'cli', owner_id: owner, scopes: [op.scope] }, actor: operator ? 'operator' : `owner:cli` },
-      input.data,
+      input,
     )
     io.out(JSON.stringify(reply.body ?? null, null, 2))
     return 0
   } catch (err) {
     if (err instanceof OpError) {
       io.err(`${err.code}: ${err.message}${err.field ? ` (field ${err.field})` : ''}`)
-      return 1
+      return err.code === 'invalid_input' ? 2 : 1
     }
     throw err
   }

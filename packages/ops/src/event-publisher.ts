@@ -3,7 +3,8 @@ import { z } from 'zod'
 import type { Clock, EventCatalog } from '@hookledger/core'
 import { eventInsert, type Trx } from '@hookledger/store'
 import { OpError } from './op-error.js'
-import { eventId } from './schemas.js'
+import { assertStorable, zodInputError } from './op-input.js'
+import { eventId, isoTimestamp } from './schemas.js'
 
 /** `data` is identifiers and flags only; larger than this encoded is refused with 413. */
 export const EVENT_DATA_MAX_BYTES = 16 * 1024
@@ -13,7 +14,7 @@ export const publishInputSchema = z.strictObject({
   id: eventId.optional(),
   type: z.string().min(1).max(200),
   subject: z.string().min(1).max(2048),
-  occurred_at: z.iso.datetime({ offset: true }).optional(),
+  occurred_at: isoTimestamp.optional(),
   data: z.record(z.string(), z.unknown()).default({}),
 })
 export type PublishInput = z.input<typeof publishInputSchema>
@@ -52,11 +53,9 @@ export function preparePublish(catalog: EventCatalog, input: z.output<typeof pub
  */
 export function createPublisher(options: { clock: Clock; catalog: EventCatalog; owner_id: string; actor?: string }) {
   return async function publish(trx: Trx, event: PublishInput): Promise<{ id: string; created: boolean }> {
+    assertStorable(event)
     const parsed = publishInputSchema.safeParse(event)
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!
-      throw new OpError(400, 'invalid_input', issue.message, issue.path.join('.'))
-    }
+    if (!parsed.success) throw zodInputError(parsed.error)
     const now = options.clock.now()
     const prepared = preparePublish(options.catalog, parsed.data, now)
     return eventInsert(trx, { owner_id: options.owner_id, event: prepared, now, actor: options.actor ?? 'system' })

@@ -32,7 +32,11 @@ export interface OpReply<T> {
   readonly body: T
 }
 
-export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE'
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+
+/** Methods whose input travels as a JSON body; the others read the query string. */
+export const hasJsonBody = (method: HttpMethod): boolean =>
+  method === 'POST' || method === 'PUT' || method === 'PATCH'
 
 /**
  * One operation, declared once: its name, input and output schemas, required scope and
@@ -44,7 +48,7 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
   readonly summary: string
   readonly scope: TokenScope
   readonly http: { readonly method: HttpMethod; readonly path: string }
-  /** Input: path params, query (GET/DELETE) or JSON body (POST/PATCH), merged into one object. */
+  /** Input: path params, query (GET/DELETE) or JSON body (POST/PUT/PATCH), merged into one object. */
   readonly input: I
   readonly output: O
   /** Answer statuses besides errors, for the description. */

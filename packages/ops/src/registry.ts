@@ -1,25 +1,56 @@
 import type { Operation } from './operation.js'
+import { ledgerAuditOp, ledgerReadOp, ledgerReplayOp } from './operator-ops.js'
+import {
+  accessCodesGet,
+  accessCodesPut,
+  accessCodesRevoke,
+  embedsDelete,
+  embedsGet,
+  embedsPut,
+} from './scope-ops.js'
 import {
   eventsPublish,
   webhooksAttempts,
   webhooksCreate,
+  webhooksDelete,
   webhooksDeliveries,
+  webhooksEventTypes,
   webhooksGet,
   webhooksList,
+  webhooksRedeliver,
+  webhooksRotateSecret,
+  webhooksSendTest,
+  webhooksUpdate,
 } from './webhook-ops.js'
 
 /**
  * Every operation, declared once. HTTP routes, `hookledger op <name>` and the OpenAPI
  * description are derived from this list; adding an op is one declaration plus its handler.
- * Routes with a literal segment come before a `:param` at the same place.
+ * Routes with a literal segment come before a `:param` at the same place (the HTTP adapter
+ * also sorts them so, whatever the order here).
  */
 export const OPERATIONS: readonly Operation[] = [
   webhooksList,
   webhooksCreate,
+  webhooksEventTypes,
   webhooksGet,
+  webhooksUpdate,
+  webhooksDelete,
+  webhooksRotateSecret,
+  webhooksSendTest,
   webhooksDeliveries,
+  webhooksRedeliver,
   webhooksAttempts,
   eventsPublish,
+  embedsPut,
+  embedsGet,
+  embedsDelete,
+  accessCodesPut,
+  accessCodesGet,
+  accessCodesRevoke,
+  ledgerReadOp,
+  ledgerAuditOp,
+  ledgerReplayOp,
 ] as unknown as readonly Operation[]
 
 export function findOperation(name: string): Operation | undefined {

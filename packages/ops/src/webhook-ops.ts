@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { z } from 'zod'
 import {
   checkEndpointUrl,
@@ -10,10 +11,16 @@ import {
   deliveryGet,
   deliveryList,
   endpointCreate,
+  endpointDelete,
   endpointGet,
   endpointList,
+  endpointLock,
+  endpointRedeliver,
+  endpointRotateSecret,
+  endpointUpdate,
   eventInsert,
   InvalidCursorError,
+  testEventSend,
 } from '@hookledger/store'
 import { OpError, notFound } from './op-error.js'
 import { defineOp, ok, type OpContext } from './operation.js'
@@ -43,7 +50,11 @@ async function paged<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn()
   } catch (err) {
-    if (err instanceof InvalidCursorError) throw new OpError(400, 'invalid_input', err.message, 'cursor')
+    // A crafted cursor can decode to a timestamp PostgreSQL refuses (22007/22008).
+    const pgCode = (err as { code?: unknown }).code
+    if (err instanceof InvalidCursorError || pgCode === '22007' || pgCode === '22008') {
+      throw new OpError(400, 'invalid_input', 'cursor: is not valid', 'cursor')
+    }
     throw err
   }
 }
@@ -110,7 +121,7 @@ export const webhooksList = defineOp({
   summary: "List the owner's endpoints",
   scope: 'admin',
   http: { method: 'GET', path: '/api/admin/webhooks' },
-  input: z.object({ limit: limitParam, cursor: cursorParam }),
+  input: z.strictObject({ limit: limitParam, cursor: cursorParam }),
   output: pageOf(endpointSchema),
   async handler(ctx, input) {
     const page = await paged(() => endpointList(ctx.deps.db, ctx.principal.owner_id, input))
@@ -123,7 +134,7 @@ export const webhooksGet = defineOp({
   summary: 'Read one endpoint',
   scope: 'admin',
   http: { method: 'GET', path: '/api/admin/webhooks/:id' },
-  input: z.object({ id: uuidParam }),
+  input: z.strictObject({ id: uuidParam }),
   output: endpointSchema,
   async handler(ctx, input) {
     const row = await endpointGet(ctx.deps.db, ctx.principal.owner_id, input.id)
@@ -137,7 +148,7 @@ export const webhooksDeliveries = defineOp({
   summary: "An endpoint's deliveries, newest first; filter by state",
   scope: 'admin',
   http: { method: 'GET', path: '/api/admin/webhooks/:id/deliveries' },
-  input: z.object({ id: uuidParam, state: deliveryStateSchema.optional(), limit: limitParam, cursor: cursorParam }),
+  input: z.strictObject({ id: uuidParam, state: deliveryStateSchema.optional(), limit: limitParam, cursor: cursorParam }),
   output: pageOf(deliverySchema),
   async handler(ctx, input) {
     const owner = ctx.principal.owner_id
@@ -152,7 +163,7 @@ export const webhooksAttempts = defineOp({
   summary: 'Every attempt of one delivery, across its runs, from the ledger',
   scope: 'admin',
   http: { method: 'GET', path: '/api/admin/deliveries/:id/attempts' },
-  input: z.object({ id: uuidParam }),
+  input: z.strictObject({ id: uuidParam }),
   output: z.object({
     delivery: deliverySchema,
     runs: z.array(z.object({ run: z.number().int(), started_at: z.string(), actor: z.string(), previous_attempts: z.number().int().nullable() })),
@@ -161,7 +172,8 @@ export const webhooksAttempts = defineOp({
   async handler(ctx, input) {
     const owner = ctx.principal.owner_id
     const delivery = await deliveryGet(ctx.deps.db, owner, input.id)
-    if (!delivery) throw notFound('delivery')
+    // A deleted endpoint's deliveries read as missing too (the operator ledger keeps them).
+    if (!delivery || !(await endpointGet(ctx.deps.db, owner, delivery.endpoint_id))) throw notFound('delivery')
     const { attempts, runs } = await attemptList(ctx.deps.db, owner, input.id)
     return ok({
       delivery: deliveryView(delivery, ctx.deps.publicBaseUrl),
@@ -186,5 +198,130 @@ export const eventsPublish = defineOp({
       .transaction()
       .execute((trx) => eventInsert(trx, { owner_id: ctx.principal.owner_id, event, now, actor: ctx.actor }))
     return { status: created ? 202 : 200, body: { id } }
+  },
+})
+
+export const webhooksUpdate = defineOp({
+  name: 'webhooks.update',
+  summary: 'Change an endpoint; `enabled: false` switches it off, `enabled: true` back on and clears its failure state',
+  scope: 'admin',
+  http: { method: 'PATCH', path: '/api/admin/webhooks/:id' },
+  input: z.strictObject({
+    id: uuidParam,
+    url: endpointUrl.optional(),
+    description: z.string().max(1000).optional(),
+    event_types: eventTypesGlobs.optional(),
+    embed_id: embedId.nullable().optional(),
+    enabled: z.boolean().optional(),
+  }),
+  output: endpointSchema,
+  async handler(ctx, { id, ...patch }) {
+    checkEndpointInput(ctx, patch)
+    const row = await ctx.deps.db.transaction().execute((trx) => endpointUpdate(trx, ownerCtx(ctx), id, patch))
+    if (!row) throw notFound('endpoint')
+    return ok(endpointView(row))
+  },
+})
+
+export const webhooksDelete = defineOp({
+  name: 'webhooks.delete',
+  summary: 'Delete an endpoint; its waiting deliveries are discarded (endpoint_deleted)',
+  scope: 'admin',
+  http: { method: 'DELETE', path: '/api/admin/webhooks/:id' },
+  input: z.strictObject({ id: uuidParam }),
+  output: z.object({ id: z.string(), deleted: z.literal(true), discarded: z.number().int() }),
+  async handler(ctx, input) {
+    const res = await ctx.deps.db.transaction().execute((trx) => endpointDelete(trx, ownerCtx(ctx), input.id))
+    if (!res) throw notFound('endpoint')
+    return ok({ id: input.id, deleted: true as const, discarded: res.discarded })
+  },
+})
+
+export const webhooksRotateSecret = defineOp({
+  name: 'webhooks.rotate_secret',
+  summary: 'A new secret, shown in this answer only; the previous one keeps signing for the grace window',
+  scope: 'admin',
+  http: { method: 'POST', path: '/api/admin/webhooks/:id/rotate_secret' },
+  input: z.strictObject({ id: uuidParam }),
+  output: z.object({ secret: z.string() }),
+  async handler(ctx, input) {
+    const secret = generateWebhookSecret()
+    const row = await ctx.deps.db.transaction().execute((trx) =>
+      endpointRotateSecret(trx, ownerCtx(ctx), input.id, {
+        secret_sealed: ctx.deps.secretBox.seal(secret),
+        secret_key_id: secretKeyId(secret),
+        graceMs: ctx.deps.rotationGraceMs,
+      }),
+    )
+    if (!row) throw notFound('endpoint')
+    return ok({ secret })
+  },
+})
+
+/** The one event type `send_test` publishes; the fan-out sends it only to the endpoint it names. */
+export const WEBHOOK_TEST_TYPE = 'webhook.test'
+
+const endpointDisabled = () =>
+  new OpError(409, 'endpoint_disabled', 'the endpoint is disabled; switch it on with enabled: true first')
+
+export const webhooksSendTest = defineOp({
+  name: 'webhooks.send_test',
+  summary: 'Publish a `webhook.test` event delivered to this endpoint only',
+  scope: 'admin',
+  http: { method: 'POST', path: '/api/admin/webhooks/:id/send_test' },
+  statuses: [202],
+  input: z.strictObject({ id: uuidParam }),
+  output: z.object({ event_id: z.string(), delivery_id: z.string() }),
+  async handler(ctx, input) {
+    const c = ownerCtx(ctx)
+    const sent = await ctx.deps.db.transaction().execute(async (trx) => {
+      const endpoint = await endpointLock(trx, c, input.id)
+      if (!endpoint) throw notFound('endpoint')
+      if (!endpoint.enabled) throw endpointDisabled()
+      return testEventSend(trx, c, endpoint, {
+        id: `evt_${randomUUID().replaceAll('-', '')}`,
+        type: WEBHOOK_TEST_TYPE,
+        subject: `webhook://endpoints/${endpoint.id}`,
+        occurred_at: c.now,
+        data: { endpoint_id: endpoint.id },
+      })
+    })
+    return { status: 202, body: sent }
+  },
+})
+
+export const webhooksRedeliver = defineOp({
+  name: 'webhooks.redeliver',
+  summary: 'Re-send every discarded delivery of this endpoint whose event still exists, with a fresh attempt budget',
+  scope: 'admin',
+  http: { method: 'POST', path: '/api/admin/webhooks/:id/redeliver' },
+  input: z.strictObject({ id: uuidParam }),
+  output: z.object({ requeued: z.number().int(), skipped: z.number().int() }),
+  async handler(ctx, input) {
+    const c = ownerCtx(ctx)
+    const res = await ctx.deps.db.transaction().execute(async (trx) => {
+      // Checked first: re-enqueued deliveries of a disabled endpoint would be discarded again.
+      const endpoint = await endpointLock(trx, c, input.id)
+      if (endpoint && !endpoint.enabled) throw endpointDisabled()
+      return endpointRedeliver(trx, c, input.id)
+    })
+    if (!res) throw notFound('endpoint')
+    return ok(res)
+  },
+})
+
+export const eventTypeSchema = z.object({ type: z.string(), group: z.string(), description: z.string() })
+
+export const webhooksEventTypes = defineOp({
+  name: 'webhooks.event_types',
+  summary: 'The event types an endpoint can subscribe to (exposure webhook)',
+  scope: 'admin',
+  http: { method: 'GET', path: '/api/admin/webhooks/event_types' },
+  input: z.strictObject({}),
+  output: pageOf(eventTypeSchema),
+  async handler(ctx) {
+    const data = ctx.deps.catalog.webhookTypes().map(({ type, group, description }) => ({ type, group, description }))
+    // The whole catalog fits one page; the list shape is kept for uniformity.
+    return ok({ data, next_cursor: null })
   },
 })

@@ -1,0 +1,42 @@
+import { sql } from 'kysely'
+import { afterAll, describe, expect, it } from 'vitest'
+import { engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { runCli } from './cli-process.js'
+
+let h: EngineHarness | null = null
+afterAll(async () => {
+  await h?.close()
+})
+
+describe('ledger replay --verify', () => {
+  it('finds no difference on a healthy database and names every row changed by hand', async () => {
+    h = await engineHarness()
+    h.receiver.enqueue({ status: 500 }) // one retry, so the history has more than one attempt
+    const { endpoint } = await h.createEndpoint()
+    await h.publish({ id: 'evt_1' })
+    await h.publish({ id: 'evt_2' })
+    await h.step()
+    h.clock.advance(5_000)
+    await h.step()
+    const env = { DATABASE_URL: h.url, LOG_LEVEL: 'warn' }
+
+    const healthy = await runCli(['ledger', 'replay', '--verify'], env)
+    expect(healthy.stdout).toContain('no differences')
+    expect(healthy.code).toBe(0)
+
+    const [d1] = await h.db.selectFrom('deliveries').select('id').where('event_id', '=', 'evt_1').execute()
+    // Behind the ledger's back: a delivery's attempts, an endpoint's description, a lost attempt row.
+    await sql`update deliveries set attempts = 7 where id = ${d1!.id}`.execute(h.db)
+    await sql`update endpoints set description = 'edited' where id = ${endpoint.id}`.execute(h.db)
+    const lost = await sql<{ ledger_position: string }>`
+      delete from delivery_attempts where ledger_position = (select min(ledger_position) from delivery_attempts) returning ledger_position
+    `.execute(h.db)
+
+    const tampered = await runCli(['ledger', 'replay', '--verify'], env)
+    expect(tampered.code).toBe(1)
+    expect(tampered.stdout).toContain(`DIFF deliveries ${d1!.id}: changed (attempts: live=7`)
+    expect(tampered.stdout).toMatch(new RegExp(`DIFF endpoints ${endpoint.id}: changed \\(description: live="edited" replayed=""\\)`))
+    expect(tampered.stdout).toContain(`DIFF delivery_attempts ${lost.rows[0]!.ledger_position}: missing_live`)
+    expect(tampered.stdout).not.toContain('no differences')
+  })
+})
