@@ -603,7 +603,7 @@ async function drainScenario(env: Env) {
       const top = (
         await sql<{ calls: string; total_ms: number; mean_ms: number; rows: string; query: string }>`
           select calls, round(total_exec_time::numeric, 1)::float8 as total_ms, round(mean_exec_time::numeric, 3)::float8 as mean_ms,
-                 rows, regexp_replace(left(query, 110), '\s+', ' ', 'g') as query
+                 rows, regexp_replace(left(query, 110), '[[:space:]]+', ' ', 'g') as query
           from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())
           order by total_exec_time desc limit 25
         `.execute(db)

@@ -16,6 +16,11 @@ import type { DeliveryRow } from './projections.js'
 
 /** Busy endpoint: try again this much later, without spending an attempt. */
 export const BUSY_SNOOZE_MS = 2_000
+/**
+ * The shortest Retry-After snooze: a receiver answering `Retry-After: 0` (or a past date) is
+ * retried this much later, never in a tight loop that spends no attempts.
+ */
+export const RETRY_AFTER_FLOOR_MS = 2_000
 /** While an endpoint is failing, new deliveries wait this long before their first attempt. */
 export const COOL_DOWN_MS = 5 * 60_000
 /** A claimed delivery's lease; also the job timeout after which a lost attempt is rescued. */
@@ -69,7 +74,7 @@ export const DeliveryOutcome = Object.freeze({
   snoozedForRetryAfter: (attempt: AttemptFacts, retryAfterMs: number): DeliveryOutcome => ({
     type: 'snoozed_retry_after',
     attempt,
-    retry_after_ms: Math.min(Math.max(0, retryAfterMs), RETRY_AFTER_CAP_MS),
+    retry_after_ms: Math.min(Math.max(RETRY_AFTER_FLOOR_MS, retryAfterMs), RETRY_AFTER_CAP_MS),
   }),
   discarded: (
     reason: DiscardReason,

@@ -14,6 +14,7 @@ import {
 } from './backoff.js'
 import {
   BUSY_SNOOZE_MS,
+  RETRY_AFTER_FLOOR_MS,
   COOL_DOWN_MS,
   DeliveryOutcome,
   JOB_TIMEOUT_MS,
@@ -184,15 +185,15 @@ describe('classifyAttempt: SPEC §5 outcome table', () => {
     it.each<[string, number, string, number]>([
       ['429, delta seconds', 429, '120', 120 * s],
       ['503, delta seconds', 503, '30', 30 * s],
-      ['503, zero', 503, '0', 0],
-      ['503, negative (read as now)', 503, '-5', 0],
+      ['503, zero (floored: never a tight loop)', 503, '0', RETRY_AFTER_FLOOR_MS],
+      ['503, negative (read as now, floored)', 503, '-5', RETRY_AFTER_FLOOR_MS],
       ['429, exactly the cap', 429, '3600', RETRY_AFTER_CAP_MS],
       ['429, over the cap', 429, '3601', RETRY_AFTER_CAP_MS],
       ['503, a day (capped)', 503, '86400', RETRY_AFTER_CAP_MS],
       ['503, HTTP-date in 90 s', 503, httpDate(now, 90 * s), 90 * s],
       ['429, HTTP-date in 59 min', 429, httpDate(now, 59 * min), 59 * min],
       ['503, HTTP-date in 3 h (capped)', 503, httpDate(now, 3 * h), RETRY_AFTER_CAP_MS],
-      ['429, HTTP-date in the past', 429, 'Sun, 06 Nov 1994 08:49:37 GMT', 0],
+      ['429, HTTP-date in the past (floored)', 429, 'Sun, 06 Nov 1994 08:49:37 GMT', RETRY_AFTER_FLOOR_MS],
       ['503, RFC 850 date in 1 min', 503, 'Thursday, 01-Jan-26 00:01:00 GMT', min],
       ['503, asctime in 45 s', 503, 'Thu Jan  1 00:00:45 2026', 45 * s],
     ])('%s', (_name, status, header, expectedMs) => {
@@ -320,8 +321,9 @@ describe('pastRetryWindow', () => {
 
 describe('DeliveryOutcome constructors', () => {
   it('clamps a Retry-After snooze to [0, 1 h]', () => {
-    expect(DeliveryOutcome.snoozedForRetryAfter(facts(), -10)).toMatchObject({ retry_after_ms: 0 })
-    expect(DeliveryOutcome.snoozedForRetryAfter(facts(), 42)).toMatchObject({ retry_after_ms: 42 })
+    expect(DeliveryOutcome.snoozedForRetryAfter(facts(), -10)).toMatchObject({ retry_after_ms: RETRY_AFTER_FLOOR_MS })
+    expect(DeliveryOutcome.snoozedForRetryAfter(facts(), 42)).toMatchObject({ retry_after_ms: RETRY_AFTER_FLOOR_MS })
+    expect(DeliveryOutcome.snoozedForRetryAfter(facts(), 2_500)).toMatchObject({ retry_after_ms: 2_500 })
     expect(DeliveryOutcome.snoozedForRetryAfter(facts(), 2 * h)).toMatchObject({
       retry_after_ms: RETRY_AFTER_CAP_MS,
     })

@@ -1,6 +1,7 @@
 import path from 'node:path'
 import { z } from 'zod'
-import { parseEgressAllowList, parseMasterKey } from '@hookledger/core'
+import { readFileSync } from 'node:fs'
+import { createEventCatalog, parseEgressAllowList, parseMasterKey } from '@hookledger/core'
 
 const intIn = (min: number, max: number, def: number) =>
   z
@@ -30,6 +31,31 @@ const checked = <T>(fn: (v: string) => T) =>
       }
     })
 
+/**
+ * Reads and validates the catalog extension file (a JSON array of declarations) at start, so a
+ * bad file stops the process with a message naming the entry and field instead of failing later.
+ */
+export function loadCatalogFile(file: string): { file: string; entries: unknown[] } {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (err) {
+    throw new Error(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+  }
+  let entries: unknown
+  try {
+    entries = JSON.parse(text)
+  } catch (err) {
+    throw new Error(`${file} is not valid JSON: ${(err as Error).message}`)
+  }
+  try {
+    createEventCatalog(entries as unknown[])
+  } catch (err) {
+    throw new Error(`${file}: ${(err as Error).message}`)
+  }
+  return { file, entries: entries as unknown[] }
+}
+
 /** Every setting, read from the environment and validated once, at start. */
 export const configSchema = z.object({
   PORT: intIn(0, 65535, 8787),
@@ -42,7 +68,7 @@ export const configSchema = z.object({
   HOOKLEDGER_DATA_DIR: z.string().default('./.hookledger').transform((v) => path.resolve(v)),
   HOOKLEDGER_MASTER_KEY: checked(parseMasterKey),
   HOOKLEDGER_EGRESS_ALLOW: checked(parseEgressAllowList),
-  HOOKLEDGER_CATALOG_FILE: z.string().optional(),
+  HOOKLEDGER_CATALOG_FILE: checked(loadCatalogFile),
   HOOKLEDGER_ROTATION_GRACE_HOURS: intIn(0, 24 * 30, 24),
   HOOKLEDGER_CONCURRENCY: intIn(1, 4096, 64),
   HOOKLEDGER_RETENTION_DAYS: intIn(1, 3650, 30),

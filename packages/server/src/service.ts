@@ -3,7 +3,7 @@ import { hostname } from 'node:os'
 import path from 'node:path'
 import { serve, type ServerType } from '@hono/node-server'
 import pg from 'pg'
-import { pino, type Logger as Pino } from 'pino'
+import { pino, type DestinationStream, type Logger as Pino, type LoggerOptions } from 'pino'
 import {
   createEgressPolicy,
   createEventCatalog,
@@ -21,6 +21,7 @@ import {
   apiTokenCreate,
   createDb,
   createPgNotifier,
+  createTableEmbedAdmits,
   migrateToLatest,
   openEmbeddedDatabase,
   type Db,
@@ -30,9 +31,12 @@ import {
 import { Dispatcher, createHttpTransport } from '@hookledger/worker'
 import type { Config } from './config.js'
 
-/** Creates the process logger, with secrets and auth headers redacted. */
-export function createLogger(config: Pick<Config, 'LOG_LEVEL'>): Pino {
-  return pino({
+/**
+ * Creates the process logger, with secrets and auth headers redacted. It writes to stdout
+ * unless `destination` is given (tests capture the lines).
+ */
+export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, destination?: DestinationStream): Pino {
+  const options: LoggerOptions = {
     level: config.LOG_LEVEL,
     redact: {
       paths: [
@@ -50,7 +54,8 @@ export function createLogger(config: Pick<Config, 'LOG_LEVEL'>): Pino {
       ],
       censor: '[redacted]',
     },
-  })
+  }
+  return destination ? pino(options, destination) : pino(options)
 }
 
 /** The master key: from the setting, else from `<data dir>/master.key`, generated once (0600). */
@@ -102,9 +107,8 @@ export async function openDatabase(config: Config, log: Pino, poolSize = 4): Pro
 
 /** The operation dependencies for a config and database. */
 export function createOpDeps(config: Config, db: Db, log: Pino, clock: Clock = systemClock, port = config.PORT): OpDeps {
-  const extra = config.HOOKLEDGER_CATALOG_FILE
-    ? (JSON.parse(readFileSync(config.HOOKLEDGER_CATALOG_FILE, 'utf8')) as unknown[])
-    : []
+  // Already read and validated by loadConfig.
+  const extra = config.HOOKLEDGER_CATALOG_FILE?.entries ?? []
   return {
     db,
     clock,
@@ -128,6 +132,8 @@ export interface RunningService {
 /**
  * Starts the API and/or the dispatcher in this process. On the very first start (no token
  * yet) creates a one-time admin + publish token for owner `default` and prints it.
+ * `embedAdmits` is the embed scope port; the default is the table-backed one (embeds and
+ * access codes managed through `embeds.*` / `access_codes.*`).
  */
 export async function startService(
   config: Config,
@@ -170,7 +176,7 @@ export async function startService(
       transport,
       secretBox: deps.secretBox,
       catalog: deps.catalog,
-      embedAdmits: options.embedAdmits ?? (async () => false),
+      embedAdmits: options.embedAdmits ?? createTableEmbedAdmits(database.db),
       workerId: `${hostname()}:${process.pid}`,
       logger: log.child({ component: 'dispatcher' }),
       notifier,

@@ -154,7 +154,7 @@ describe('Retry-After: pending at the time asked, no attempt spent, capped at 1 
       RETRY_AFTER_CAP_MS,
     ],
     ['429, 7200 s → capped at 1 h', () => '7200', RETRY_AFTER_CAP_MS],
-    ['503, 0 s → due at once', () => '0', 0],
+    ['503, 0 s → floored at 2 s (never a tight loop)', () => '0', 2_000],
   ])('%s', async (name, header, expectedMs) => {
     const h = await start()
     const { endpoint } = await h.createEndpoint()

@@ -1,0 +1,95 @@
+/**
+ * Helpers for this package's tests: the real app on a given database, called in-process with
+ * `app.request()`. Not exported from the package index.
+ */
+import {
+  createEgressPolicy,
+  createEventCatalog,
+  createSecretBox,
+  generateMasterKey,
+  silentLogger,
+  systemClock,
+  type Clock,
+  type EventCatalog,
+  type Logger,
+} from '@hookledger/core'
+import type { OpDeps } from '@hookledger/ops'
+import { apiTokenCreate, type Db, type TokenScope } from '@hookledger/store'
+import { createApi } from './create-api.js'
+
+export interface TestApiOptions {
+  readonly clock?: Clock
+  readonly catalog?: EventCatalog
+  readonly logger?: Logger
+  /** CIDRs the egress guard admits; loopback by default so a local receiver works. */
+  readonly egressAllow?: readonly string[]
+}
+
+/** Operation dependencies for tests: a fresh master key, loopback allowed. */
+export function testOpDeps(db: Db, options: TestApiOptions = {}): OpDeps {
+  return {
+    db,
+    clock: options.clock ?? systemClock,
+    secretBox: createSecretBox(generateMasterKey()),
+    egressPolicy: createEgressPolicy({ allow: options.egressAllow ?? ['127.0.0.0/8'] }),
+    catalog: options.catalog ?? createEventCatalog(),
+    logger: options.logger ?? silentLogger,
+    rotationGraceMs: 24 * 3_600_000,
+    publicBaseUrl: 'http://hookledger.test',
+  }
+}
+
+/** One answer, read whole. `body` is the parsed JSON (or null). */
+export interface ApiAnswer {
+  readonly status: number
+  readonly contentType: string
+  readonly headers: Headers
+  readonly text: string
+  // `any`: tests read arbitrary fields of answers.
+  readonly body: any
+}
+
+export interface CallOptions {
+  readonly token?: string | undefined
+  /** Sent as JSON with `content-type: application/json`. */
+  readonly body?: unknown
+  /** Sent as is (overrides `body`). */
+  readonly raw?: string
+  readonly headers?: Record<string, string>
+}
+
+/** The app, its dependencies, and a way to mint tokens and call routes. */
+export function testApi(db: Db, options: TestApiOptions = {}) {
+  const deps = testOpDeps(db, options)
+  const app = createApi({ deps })
+  return {
+    app,
+    deps,
+    /** A bearer token for `owner` with `scopes` (an operator token ignores the owner). */
+    async token(owner: string, scopes: TokenScope[]): Promise<string> {
+      const owner_id = scopes.includes('operator') ? '*' : owner
+      return (await apiTokenCreate(db, { owner_id, scopes, now: deps.clock.now() })).token
+    },
+    async call(method: string, path: string, options: CallOptions = {}): Promise<ApiAnswer> {
+      const headers: Record<string, string> = { ...options.headers }
+      if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`
+      let body: string | undefined
+      if (options.raw !== undefined) body = options.raw
+      else if (options.body !== undefined) body = JSON.stringify(options.body)
+      if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
+        headers['content-type'] = 'application/json'
+      }
+      const res = await app.request(path, { method, headers, ...(body !== undefined ? { body } : {}) })
+      const text = await res.text()
+      let parsed: unknown = null
+      try {
+        parsed = text ? JSON.parse(text) : null
+      } catch {
+        parsed = null
+      }
+      return { status: res.status, contentType: res.headers.get('content-type') ?? '', headers: res.headers, text, body: parsed }
+    },
+  }
+}
+
+export type TestApi = ReturnType<typeof testApi>
