@@ -13,7 +13,7 @@
  * to bench-results/latest.json.
  */
 import { fork, type ChildProcess } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -54,6 +54,8 @@ const QUICK = argv.includes('--quick')
 const ONLY = argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',') ?? null
 /** Diagnostics: load pg_stat_statements and print the drain's top statements. */
 const STATS = argv.includes('--stats')
+/** Diagnostics: auto_explain every statement slower than this many ms into the given file. */
+const EXPLAIN_MS = argv.find((a) => a.startsWith('--explain='))?.slice('--explain='.length) ?? null
 const SCALE = QUICK ? 1 / 20 : 1
 const scaled = (n: number, min = 1) => Math.max(min, Math.round(n * SCALE))
 
@@ -65,7 +67,14 @@ const PG_SETTINGS: Record<string, string> = {
   max_connections: '100',
   // Keep the cluster's noise out of the measurements: no statement/connection logging.
   log_min_messages: 'warning',
-  ...(STATS ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } : {}),
+  ...(STATS || EXPLAIN_MS
+    ? {
+        shared_preload_libraries: [STATS ? 'pg_stat_statements' : '', EXPLAIN_MS ? 'auto_explain' : ''].filter(Boolean).join(','),
+      }
+    : {}),
+  ...(EXPLAIN_MS
+    ? { 'auto_explain.log_min_duration': `${EXPLAIN_MS}ms`, 'auto_explain.log_analyze': 'on', 'auto_explain.log_buffers': 'on', log_min_messages: 'info' }
+    : {}),
 }
 
 const POOL_SIZE = 4
@@ -1039,7 +1048,13 @@ async function main(): Promise<number> {
   let pgVersion = ''
   try {
     log(`${QUICK ? 'quick (1/20 scale)' : 'full'} run; PostgreSQL under ${dataDir}`)
-    embedded = await openEmbeddedDatabase({ dataDir, settings: PG_SETTINGS })
+    mkdirSync(path.join(ROOT, 'bench-results'), { recursive: true })
+    if (EXPLAIN_MS) rmSync(path.join(ROOT, 'bench-results', 'explain.log'), { force: true })
+    embedded = await openEmbeddedDatabase({
+      dataDir,
+      settings: PG_SETTINGS,
+      ...(EXPLAIN_MS ? { onLog: (line: string) => void appendFileSync(path.join(ROOT, 'bench-results', 'explain.log'), line) } : {}),
+    })
     receiver = await Receiver.start()
     const admin = new pg.Client({ connectionString: embedded.url('postgres') })
     await admin.connect()
