@@ -157,3 +157,58 @@ describe('three worker processes, one endpoint', () => {
     expect(replay.stdout).toContain('no differences')
   })
 })
+
+describe('SIGTERM', () => {
+  it('stops claiming, lets the in-flight POST finish, records it and exits 0', async () => {
+    const database = await testDatabase()
+    const key = generateMasterKey()
+    const env = {
+      DATABASE_URL: database.url,
+      HOOKLEDGER_MASTER_KEY: encodeMasterKey(key),
+      HOOKLEDGER_EGRESS_ALLOW: '127.0.0.0/8',
+      LOG_LEVEL: 'warn',
+    }
+    const receiver = await new TestReceiver({ status: 204, delayMs: 1_500 }).start()
+    try {
+      const secret = generateWebhookSecret()
+      await database.db.transaction().execute((trx) =>
+        endpointCreate(
+          trx,
+          { owner_id: 'default', now: new Date(), actor: 'owner:test' },
+          {
+            url: receiver.url(),
+            description: '',
+            event_types: ['*'],
+            embed_id: null,
+            secret_sealed: createSecretBox(key).seal(secret),
+            secret_key_id: secretKeyId(secret),
+          },
+        ),
+      )
+      const worker = await startServe(['--role', 'worker'], env)
+      for (const id of ['evt_inflight', 'evt_waiting']) {
+        await database.db.transaction().execute((trx) =>
+          eventInsert(trx, {
+            owner_id: 'default',
+            event: { id, type: 'booking.created', subject: `booking://${id}`, occurred_at: new Date(), data: {} },
+            now: new Date(),
+            actor: 'system',
+          }),
+        )
+      }
+      await receiver.waitFor(1, 20_000)
+      process.kill(worker.pid, 'SIGTERM')
+      expect(await worker.exit).toBe(0)
+      const rows = await database.db.selectFrom('deliveries').select(['event_id', 'state', 'attempts']).orderBy('event_id').execute()
+      // The in-flight one was answered after the signal and recorded; the other was never claimed.
+      expect(rows).toEqual([
+        { event_id: 'evt_inflight', state: 'completed', attempts: 1 },
+        { event_id: 'evt_waiting', state: 'pending', attempts: 0 },
+      ])
+      expect(receiver.requests).toHaveLength(1)
+    } finally {
+      await receiver.close()
+      await database.close()
+    }
+  })
+})

@@ -12,6 +12,7 @@ import {
   type Clock,
   type EventCatalog,
   type Logger,
+  type SecretBox,
 } from '@hookledger/core'
 import type { OpDeps } from '@hookledger/ops'
 import { apiTokenCreate, type Db, type TokenScope } from '@hookledger/store'
@@ -21,6 +22,8 @@ export interface TestApiOptions {
   readonly clock?: Clock
   readonly catalog?: EventCatalog
   readonly logger?: Logger
+  /** The dispatcher under test must unseal with the same box. */
+  readonly secretBox?: SecretBox
   /** CIDRs the egress guard admits; loopback by default so a local receiver works. */
   readonly egressAllow?: readonly string[]
 }
@@ -30,7 +33,7 @@ export function testOpDeps(db: Db, options: TestApiOptions = {}): OpDeps {
   return {
     db,
     clock: options.clock ?? systemClock,
-    secretBox: createSecretBox(generateMasterKey()),
+    secretBox: options.secretBox ?? createSecretBox(generateMasterKey()),
     egressPolicy: createEgressPolicy({ allow: options.egressAllow ?? ['127.0.0.0/8'] }),
     catalog: options.catalog ?? createEventCatalog(),
     logger: options.logger ?? silentLogger,
