@@ -93,7 +93,11 @@ export async function openDatabase(config: Config, log: Pino, poolSize = 4): Pro
     await admin.end()
     url = embedded.url('hookledger')
   }
-  const db = createDb(new pg.Pool({ connectionString: url, max: poolSize }))
+  const pool = new pg.Pool({ connectionString: url, max: poolSize })
+  // An idle connection dropped by the server (restart, failover, shutdown) must not crash the
+  // process: the pool replaces it on next use.
+  pool.on('error', (err) => log.warn({ err }, 'database:idle_connection_error'))
+  const db = createDb(pool)
   await migrateToLatest(db)
   return {
     db,

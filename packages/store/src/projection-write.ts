@@ -31,15 +31,26 @@ type Missing<R, L extends readonly string[]> = Exclude<keyof R, L[number]>
 const complete: [Missing<EndpointRow, typeof ENDPOINT_COLUMNS>, Missing<DeliveryRow, typeof DELIVERY_COLUMNS>, Missing<AttemptRow, typeof ATTEMPT_COLUMNS>] extends [never, never, never] ? true : false = true
 void complete
 
-/** JSON for jsonb_populate_recordset: bytea as `\x…` hex, timestamps as ISO strings. */
+/**
+ * JSON for jsonb_populate_recordset: bytea as `\x…` hex, timestamps as ISO strings. Rows are
+ * flat, so only top-level byte columns need converting; a row without any is serialized as is
+ * (no per-key replacer: this runs on every claim and settle).
+ */
 export function rowsToJson(rows: readonly Row[]): string {
-  return JSON.stringify(rows, function (this: unknown, _key, value: unknown) {
-    if (value instanceof Uint8Array || (value && (value as { type?: string }).type === 'Buffer')) {
-      const bytes = value instanceof Uint8Array ? value : Uint8Array.from((value as { data: number[] }).data)
-      return '\\x' + Buffer.from(bytes).toString('hex')
+  const out: object[] = new Array(rows.length)
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i] as Record<string, unknown>
+    let copy: Record<string, unknown> | null = null
+    for (const key in row) {
+      const value = row[key]
+      if (value instanceof Uint8Array) {
+        copy ??= { ...row }
+        copy[key] = '\\x' + Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')
+      }
     }
-    return value
-  })
+    out[i] = copy ?? row
+  }
+  return JSON.stringify(out)
 }
 
 const ident = (s: string) => sql.ref(s)

@@ -27,7 +27,9 @@ export async function testDatabase(options: { poolSize?: number } = {}): Promise
     await admin.end()
   }
   const url = Object.assign(new URL(serverUrl), { pathname: `/${name}` }).toString()
-  const db = createDb(new pg.Pool({ connectionString: url, max: options.poolSize ?? 4 }))
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 4 })
+  pool.on('error', () => {}) // idle connections dropped at teardown
+  const db = createDb(pool)
   return {
     url,
     db,

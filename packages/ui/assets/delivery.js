@@ -1,7 +1,7 @@
 // One delivery (the `link` of every delivery row): its attempts from the ledger, grouped by
 // run, and who started each run (the first enqueue, then each redelivery).
 import { api } from './api.js'
-import { badge, breadcrumbs, describeActor, every, fill, h, orDash, pageHeading, plural, problemAlert, time } from './ui.js'
+import { badge, breadcrumbs, describeActor, every, fill, h, orDash, pageHeading, plural, problemAlert, scrollable, time } from './ui.js'
 import { WEBHOOKS_PATH, endpointPagePath } from './webhooks.js'
 
 const FINAL_STATES = new Set(['completed', 'discarded'])
@@ -93,7 +93,7 @@ function runOrigin(run) {
 }
 
 function attemptTable(run, attempts) {
-  return h(
+  return scrollable(h(
     'table',
     { class: 'table' },
     h('caption', { class: 'visually-hidden' }, `Attempts of run ${run}`),
@@ -115,5 +115,5 @@ function attemptTable(run, attempts) {
         ),
       ),
     ),
-  )
+  ))
 }

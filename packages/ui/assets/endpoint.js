@@ -13,6 +13,7 @@ import {
   orDash,
   pageHeading,
   problemAlert,
+  scrollable,
   successNotice,
   time,
 } from './ui.js'
@@ -84,7 +85,8 @@ export async function endpointPage({ main, params: [id], signal }) {
   const rotate = h('button', { type: 'button', class: 'button secondary' }, 'Rotate secret')
   const remove = h('button', { type: 'button', class: 'button danger' }, 'Delete endpoint')
   const toggleHint = h('span', { class: 'hint' })
-  const needsEnabled = h('span', { class: 'hint' })
+  const sendTestHint = h('span', { class: 'hint' })
+  const redeliverHint = h('span', { class: 'hint' })
 
   const showSecret = (secret, created) => fill(secretSlot, secretPanel(secret, { created }))
   if (handedOver?.secret) showSecret(handedOver.secret, handedOver.created)
@@ -109,7 +111,12 @@ export async function endpointPage({ main, params: [id], signal }) {
       ? 'A disabled endpoint gets no new deliveries.'
       : 'Enabling it clears its failure state.'
     sendTest.disabled = redeliver.disabled = !endpoint.enabled
-    needsEnabled.textContent = endpoint.enabled ? '' : 'Enable the endpoint to send or redeliver.'
+    sendTestHint.textContent = endpoint.enabled
+      ? 'Sends one webhook.test event to this endpoint only.'
+      : 'Enable the endpoint to send a test.'
+    redeliverHint.textContent = endpoint.enabled
+      ? 'Re-sends every discarded delivery, with a fresh attempt budget.'
+      : 'Enable the endpoint to redeliver.'
   }
 
   /** Runs one action with its button busy; a problem is shown next to the actions. */
@@ -194,12 +201,11 @@ export async function endpointPage({ main, params: [id], signal }) {
       h('h2', { id: 'actions-heading' }, 'Actions'),
       h('div', { class: 'actions' },
         h('div', {}, toggle, toggleHint),
-        h('div', {}, sendTest, h('span', { class: 'hint' }, 'Sends one webhook.test event to this endpoint only.')),
-        h('div', {}, redeliver, h('span', { class: 'hint' }, 'Re-sends every discarded delivery, with a fresh attempt budget.')),
+        h('div', {}, sendTest, sendTestHint),
+        h('div', {}, redeliver, redeliverHint),
         h('div', {}, rotate, h('span', { class: 'hint' }, 'The new secret is shown once.')),
         h('div', {}, remove),
       ),
-      needsEnabled,
       actionNotice,
     ),
     h('section', { 'aria-labelledby': 'details-heading' }, h('h2', { id: 'details-heading' }, 'Details'), details),
@@ -259,8 +265,8 @@ function deliveryLog(id, signal) {
         h('td', { class: 'num' }, String(d.attempts)),
         h('td', { class: 'num' }, orDash(d.last_status)),
         h('td', { class: 'error-cell' }, orDash(d.last_error)),
-        h('td', { class: 'nowrap' }, time(d.next_attempt_at)),
-        h('td', { class: 'nowrap' }, time(d.created_at)),
+        h('td', { class: 'nowrap' }, time(d.next_attempt_at, { short: true })),
+        h('td', { class: 'nowrap' }, time(d.created_at, { short: true })),
         h('td', { class: 'nowrap' }, h('a', { href: d.link }, 'View attempts', h('span', { class: 'visually-hidden' }, ` of ${d.event_id}`))),
       ),
     )
@@ -330,7 +336,7 @@ function deliveryLog(id, signal) {
     ),
     h('p', { class: 'hint' }, 'Refreshes by itself every few seconds.'),
     status,
-    table,
+    scrollable(table),
     more,
   )
   return {

@@ -32,12 +32,22 @@ let lastId = 0
 export const uid = (prefix) => `${prefix}-${++lastId}`
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' })
+const shortDateTime = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' })
 
-/** An ISO timestamp in the reader's locale, the exact value on hover; a dash for none. */
-export function time(iso) {
+/**
+ * An ISO timestamp in the reader's locale, the exact value on hover; a dash for none. `short`
+ * (for table cells) leaves out the year.
+ */
+export function time(iso, { short = false } = {}) {
   if (!iso) return h('span', { class: 'muted' }, '—')
-  return h('time', { datetime: iso, title: iso }, dateTime.format(new Date(iso)))
+  return h('time', { datetime: iso, title: iso }, (short ? shortDateTime : dateTime).format(new Date(iso)))
 }
+
+/** A stored reason code (`disabled_by_owner`) as words. */
+export const humanize = (code) => code.replaceAll('_', ' ')
+
+/** A table that scrolls sideways on its own instead of widening the page. */
+export const scrollable = (table) => h('div', { class: 'table-wrap' }, table)
 
 /** A dash for a missing value. */
 export const orDash = (value) => (value === null || value === undefined || value === '' ? h('span', { class: 'muted' }, '—') : String(value))

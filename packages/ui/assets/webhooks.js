@@ -8,8 +8,10 @@ import {
   fill,
   flash,
   h,
+  humanize,
   pageHeading,
   problemAlert,
+  scrollable,
   showFieldError,
   successNotice,
   time,
@@ -28,7 +30,7 @@ export function endpointState(endpoint) {
     { class: 'state' },
     badge(endpoint.state),
     endpoint.state === 'failing' && endpoint.failing_since ? h('span', { class: 'muted small' }, ' since ', time(endpoint.failing_since)) : null,
-    endpoint.state === 'disabled' && endpoint.disabled_reason ? h('span', { class: 'muted small' }, ` — ${endpoint.disabled_reason}`) : null,
+    endpoint.state === 'disabled' && endpoint.disabled_reason ? h('span', { class: 'muted small' }, ` — ${humanize(endpoint.disabled_reason)}`) : null,
   )
 }
 
@@ -54,7 +56,7 @@ export async function webhooksPage({ main, signal }) {
     h('p', { class: 'lead' }, "Endpoints receive this instance's events as signed HTTP POSTs (Standard Webhooks)."),
     notice ? successNotice(notice) : null,
     status,
-    table,
+    scrollable(table),
     more,
   )
 
@@ -67,7 +69,7 @@ export async function webhooksPage({ main, signal }) {
           h('td', { class: 'url-cell' }, h('a', { href: endpointPagePath(e.id) }, e.url), e.description ? h('div', { class: 'muted small' }, e.description) : null),
           h('td', {}, endpointState(e)),
           h('td', {}, eventTypeList(e.event_types)),
-          h('td', { class: 'nowrap' }, time(e.created_at)),
+          h('td', { class: 'nowrap' }, time(e.created_at, { short: true })),
         ),
       )
     }

@@ -1,0 +1,310 @@
+import { existsSync } from 'node:fs'
+import { serve, type ServerType } from '@hono/node-server'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { Webhook } from 'standardwebhooks'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createApi } from '@hookledger/api'
+import { encodeMasterKey, generateMasterKey } from '@hookledger/core'
+import { createLogger, createOpDeps, loadConfig } from '@hookledger/server'
+import { apiTokenCreate, createPgNotifier, type Notifier } from '@hookledger/store'
+import { TestReceiver, testDatabase, type TestDatabase } from '@hookledger/testkit'
+import { createUiRoutes } from '@hookledger/ui'
+import { Dispatcher, createHttpTransport } from '@hookledger/worker'
+
+const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium'
+const SCREENSHOT = '/tmp/hookledger-ui.png'
+const SCREENSHOT_ATTEMPTS = '/tmp/hookledger-ui-attempts.png'
+
+/** The real service in this process: API + UI on a free loopback port, a dispatcher, a receiver. */
+interface Stack {
+  readonly url: string
+  readonly adminToken: string
+  readonly publishOnlyToken: string
+  readonly receiver: TestReceiver
+  /** Event ids whose signature verified with the secret the UI showed. */
+  readonly verified: string[]
+  verifier: Webhook | null
+  stop(): Promise<void>
+}
+
+async function startStack(): Promise<Stack> {
+  const database: TestDatabase = await testDatabase({ poolSize: 6 })
+  const config = loadConfig({
+    HOOKLEDGER_MASTER_KEY: encodeMasterKey(generateMasterKey()),
+    HOOKLEDGER_EGRESS_ALLOW: '127.0.0.0/8',
+    LOG_LEVEL: 'silent',
+  })
+  const log = createLogger(config)
+  const deps = createOpDeps(config, database.db, log)
+  const app = createApi({ deps })
+  app.route('/', createUiRoutes())
+  let server: ServerType | null = null
+  const port = await new Promise<number>((resolve) => {
+    server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info.port))
+  })
+  const url = `http://127.0.0.1:${port}`
+  // As the service does: the row links point at the address actually listened on.
+  ;(deps as { publicBaseUrl: string }).publicBaseUrl = url
+
+  const notifier: Notifier = createPgNotifier(database.url)
+  const transport = createHttpTransport({ policy: deps.egressPolicy })
+  const dispatcher = new Dispatcher({
+    db: database.db,
+    clock: deps.clock,
+    transport,
+    secretBox: deps.secretBox,
+    catalog: deps.catalog,
+    embedAdmits: async () => false,
+    workerId: 'admin-ui-e2e',
+    logger: log,
+    notifier,
+    concurrency: 4,
+    pollIntervalMs: 200,
+  })
+  await dispatcher.start()
+
+  const stack: Stack = {
+    url,
+    adminToken: '',
+    publishOnlyToken: '',
+    receiver: null as unknown as TestReceiver,
+    verified: [],
+    verifier: null,
+    async stop() {
+      const s = server as ServerType | null
+      if (s) {
+        const closed = new Promise<void>((resolve) => s.close(() => resolve()))
+        ;(s as unknown as { closeAllConnections?: () => void }).closeAllConnections?.()
+        await closed
+      }
+      await dispatcher.stop()
+      await transport.close()
+      await notifier.close()
+      await stack.receiver.close()
+      await database.close()
+    },
+  }
+  // Answers 204 only to a request signed with the secret the UI showed.
+  ;(stack as { receiver: TestReceiver }).receiver = await new TestReceiver((req) => {
+    try {
+      stack.verifier!.verify(req.body, req.headers as Record<string, string>)
+      stack.verified.push(String(req.headers['webhook-id']))
+      return { status: 204 }
+    } catch {
+      return { status: 400 }
+    }
+  }).start()
+  const now = new Date()
+  const admin = await apiTokenCreate(database.db, { owner_id: 'acme', scopes: ['admin', 'publish'], now })
+  const publishOnly = await apiTokenCreate(database.db, { owner_id: 'acme', scopes: ['publish'], now })
+  return Object.assign(stack, { adminToken: admin.token, publishOnlyToken: publishOnly.token })
+}
+
+let stack: Stack
+let browser: Browser
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH`)
+  }
+  ;[stack, browser] = await Promise.all([
+    startStack(),
+    chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    }),
+  ])
+})
+
+afterAll(async () => {
+  await browser?.close()
+  await stack?.stop()
+})
+
+/** A tab that records script errors (a refused fetch's "Failed to load resource" is expected). */
+async function openTab(context: BrowserContext): Promise<{ page: Page; errors: string[] }> {
+  const page = await context.newPage()
+  page.setDefaultTimeout(10_000)
+  const errors: string[] = []
+  page.on('pageerror', (err) => errors.push(err.message))
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(m.text())
+  })
+  return { page, errors }
+}
+
+async function publish(id: string, type = 'booking.created'): Promise<void> {
+  const res = await fetch(`${stack.url}/api/events`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ id, type, subject: `booking://${id}`, data: { booking_id: id } }),
+  })
+  expect(res.status).toBe(202)
+}
+
+async function adminGet<T>(path: string): Promise<T> {
+  const res = await fetch(`${stack.url}${path}`, { headers: { authorization: `Bearer ${stack.adminToken}` } })
+  expect(res.status).toBe(200)
+  return (await res.json()) as T
+}
+
+describe('admin UI in a real browser', () => {
+  it('signs in, creates an endpoint, follows a delivery to its attempts, sends a test and disables', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] })
+    const { page, errors } = await openTab(context)
+
+    // Sign in: a refused token is explained next to the field, both for 401 and 403.
+    await page.goto(`${stack.url}/ui`)
+    await page.waitForURL(/\/ui\/sign-in/)
+    const tokenField = page.getByLabel('Access token')
+    const signIn = page.getByRole('button', { name: 'Sign in' })
+    await tokenField.fill('hl_not_a_real_token')
+    await signIn.click()
+    await page.getByText('This token was not accepted (401)').waitFor()
+    expect(await tokenField.getAttribute('aria-invalid')).toBe('true')
+    await tokenField.fill(stack.publishOnlyToken)
+    await signIn.click()
+    await page.getByText('it needs the admin scope').waitFor()
+    await tokenField.fill(stack.adminToken)
+    await signIn.click()
+    await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor()
+    await page.getByText('No endpoints yet.').waitFor()
+
+    // Add endpoint: the server's refusal of a private address lands on the URL field.
+    await page.getByRole('link', { name: 'Add endpoint' }).click()
+    await page.getByRole('checkbox', { name: /booking\.created/ }).check()
+    const urlField = page.getByLabel('Endpoint URL')
+    await urlField.fill('http://10.1.2.3/hook')
+    await page.getByRole('button', { name: 'Create endpoint' }).click()
+    await page.locator('#endpoint-url-error').waitFor()
+    await page.screenshot({ path: '/tmp/review-new.png', fullPage: true }) // REVIEW
+    expect(await urlField.getAttribute('aria-invalid')).toBe('true')
+    await urlField.fill(stack.receiver.url())
+    await page.getByLabel('Description').fill('Bookings receiver')
+    await page.getByRole('button', { name: 'Create endpoint' }).click()
+
+    // The one-time secret, with its warning and a working copy button.
+    const secretField = page.getByRole('textbox', { name: 'Signing secret' })
+    await secretField.waitFor()
+    const secret = await secretField.inputValue()
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/)
+    await page.getByText('it will not be shown again').waitFor()
+    await page.getByRole('button', { name: 'Copy' }).click()
+    await page.getByText('Copied to the clipboard.').waitFor()
+    await page.screenshot({ path: '/tmp/review-secret.png', fullPage: true }) // REVIEW
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret)
+    stack.verifier = new Webhook(secret)
+    const endpointId = new URL(page.url()).pathname.split('/').pop()!
+    expect(endpointId).toMatch(/^[0-9a-f-]{36}$/)
+
+    // A published event shows up in the delivery log by itself, completed.
+    await publish('evt_ui_booking_1')
+    const row = page.locator('tbody tr', { hasText: 'evt_ui_booking_1' })
+    await row.getByText('completed', { exact: true }).waitFor()
+    expect(stack.verified).toEqual(['evt_ui_booking_1'])
+    const attemptsLink = row.getByRole('link', { name: /View attempts/ })
+    const [delivery] = (await adminGet<{ data: { id: string; link: string }[] }>(`/api/admin/webhooks/${endpointId}/deliveries`)).data
+    expect(await attemptsLink.getAttribute('href')).toBe(delivery!.link)
+    expect(delivery!.link).toBe(`${stack.url}/ui/deliveries/${delivery!.id}`)
+
+    // Its attempts page: one run, one attempt answered 204.
+    await attemptsLink.click()
+    await page.waitForURL(`**/ui/deliveries/${delivery!.id}`)
+    await page.getByRole('heading', { level: 1, name: /booking\.created/ }).waitFor()
+    await page.getByRole('heading', { level: 2, name: 'Run 1' }).waitFor()
+    const attemptRows = page.locator('section.run tbody tr')
+    expect(await attemptRows.count()).toBe(1)
+    const [attemptNo, , duration, status, error, outcome, signedWith] = await attemptRows.first().locator('td').allInnerTexts()
+    expect([attemptNo, status, error, outcome]).toEqual(['1', '204', '—', 'completed'])
+    expect(duration).toMatch(/^\d+ ms$/)
+    expect(signedWith).toMatch(/\S/)
+    await page.screenshot({ path: SCREENSHOT_ATTEMPTS, fullPage: true })
+
+    // Back to the endpoint (a reload: the shell answers every /ui path): send test.
+    await page.goto(`${stack.url}/ui/integrations/webhooks/${endpointId}`)
+    await page.getByRole('button', { name: 'Send test' }).click()
+    await page.getByText(/Test event evt_\w+ queued/).waitFor()
+    await page.locator('tbody tr', { hasText: 'webhook.test' }).getByText('completed', { exact: true }).waitFor()
+    expect(stack.receiver.requests.map((r) => JSON.parse(r.body).type)).toEqual(['booking.created', 'webhook.test'])
+
+    // Disable: the state changes on the page and on the server; sending is switched off.
+    await page.getByRole('button', { name: 'Disable endpoint' }).click()
+    await page.getByText('Endpoint disabled.').waitFor()
+    await page.locator('.head-state').getByText('disabled', { exact: true }).waitFor()
+    await page.getByRole('button', { name: 'Enable endpoint' }).waitFor()
+    expect(await page.getByRole('button', { name: 'Send test' }).isDisabled()).toBe(true)
+    expect((await adminGet<{ enabled: boolean; state: string }>(`/api/admin/webhooks/${endpointId}`)).state).toBe('disabled')
+    await page.screenshot({ path: SCREENSHOT, fullPage: true })
+
+    // The list shows it too.
+    await page.getByRole('navigation', { name: 'Admin sections' }).getByRole('link', { name: 'Webhooks' }).click()
+    const listRow = page.locator('tbody tr', { hasText: stack.receiver.url() })
+    await listRow.getByText('disabled', { exact: true }).waitFor()
+    expect(await listRow.getByText('booking.created').count()).toBe(1)
+    await page.screenshot({ path: '/tmp/review-list.png', fullPage: true }) // REVIEW
+    await page.goto(`${stack.url}/ui/sign-in`)
+    await page.getByLabel('Access token').fill('nope')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByText('This token was not accepted (401)').waitFor()
+    await page.screenshot({ path: '/tmp/review-signin.png', fullPage: true }) // REVIEW
+
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
+  it('rotates the secret, redelivers, deletes, and explains what it cannot find', async () => {
+    const created = await fetch(`${stack.url}/api/admin/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: stack.receiver.url('/second'), event_types: ['booking.*'] }),
+    })
+    expect(created.status).toBe(201)
+    const { endpoint, secret: firstSecret } = (await created.json()) as { endpoint: { id: string }; secret: string }
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+    // Signed in already: the token is what the sign-in screen would have kept.
+    await context.addInitScript((token) => sessionStorage.setItem('hookledger.token', token), stack.adminToken)
+    const { page, errors } = await openTab(context)
+    await page.goto(`${stack.url}/ui/integrations/webhooks/${endpoint.id}`)
+
+    await page.getByRole('button', { name: 'Rotate secret' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Rotate the signing secret?' })
+    await dialog.getByRole('button', { name: 'Rotate secret' }).click()
+    const secretField = page.getByRole('textbox', { name: 'Signing secret' })
+    await secretField.waitFor()
+    const rotated = await secretField.inputValue()
+    expect(rotated).toMatch(/^whsec_/)
+    expect(rotated).not.toBe(firstSecret)
+    await page.getByRole('button', { name: 'I have stored it' }).click()
+    expect(await secretField.count()).toBe(0)
+
+    await page.getByRole('button', { name: 'Redeliver discarded' }).click()
+    await page.getByText('Redeliver: 0 requeued, 0 skipped.').waitFor()
+
+    await page.getByRole('button', { name: 'Delete endpoint' }).click()
+    await page.getByRole('dialog', { name: 'Delete this endpoint?' }).getByRole('button', { name: 'Delete endpoint' }).click()
+    await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor()
+    await page.getByText(`Deleted ${stack.receiver.url('/second')}`).waitFor()
+
+    await page.goto(`${stack.url}/ui/deliveries/00000000-0000-4000-8000-000000000000`)
+    await page.getByRole('heading', { level: 1, name: 'Delivery not found' }).waitFor()
+
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
+  it('serves the shell for every /ui page and only the files it ships', async () => {
+    const shell = await fetch(`${stack.url}/ui/integrations/webhooks/anything`)
+    expect(shell.status).toBe(200)
+    expect(shell.headers.get('content-type')).toContain('text/html')
+    expect(shell.headers.get('content-security-policy')).toContain("script-src 'self'")
+    const css = await fetch(`${stack.url}/ui/assets/style.css`)
+    expect(css.headers.get('content-type')).toContain('text/css')
+    const again = await fetch(`${stack.url}/ui/assets/style.css`, { headers: { 'if-none-match': css.headers.get('etag')! } })
+    expect(again.status).toBe(304)
+    expect((await fetch(`${stack.url}/ui/assets/missing.js`)).status).toBe(404)
+    expect((await fetch(`${stack.url}/ui/assets/..%2Fsrc%2Findex.ts`)).status).toBe(404)
+    // The API keeps answering problems for its own paths.
+    expect((await fetch(`${stack.url}/api/admin/webhooks`)).headers.get('content-type')).toBe('application/problem+json')
+  })
+})
