@@ -32,7 +32,7 @@ try {
     console.log(r.rows.map((x: any) => x['QUERY PLAN']).join('\n'), '\n')
   }
   await c.query('begin')
-  const heads = `select h.id from endpoints e
+  const heads = `with heads as materialized (select h.id from endpoints e
       cross join lateral (
         select d.id, d.next_attempt_at from deliveries d
         where d.endpoint_id = e.id and d.state in ('pending', 'retryable') and d.next_attempt_at <= $1
@@ -40,10 +40,31 @@ try {
       ) h
       where (e.busy_until is null or e.busy_until <= $1 or not e.enabled or e.deleted_at is not null)
       order by h.next_attempt_at, h.id
-      limit $2`
-  await ex(heads, [now, 64])
-  const ids = (await c.query(heads, [now, 64])).rows.map((r) => r.id)
-  await ex(`select * from deliveries where id = any($1::uuid[]) and state in ('pending', 'retryable') and next_attempt_at <= $2 order by next_attempt_at, id for update skip locked`, [ids, now])
+      limit $2)`
+  console.log('=== A: join on id only, JS filter')
+  await ex(`${heads} select d.*, ev.id as ev_id from heads join deliveries d on d.id = heads.id left join events ev on ev.owner_id = d.owner_id and ev.id = d.event_id order by d.next_attempt_at, d.id for update of d skip locked`, [now, 64])
+  console.log('=== B: lateral limit 1')
+  await ex(`${heads} select d.*, ev.id as ev_id from heads cross join lateral (select * from deliveries d where d.id = heads.id and d.state in ('pending','retryable') and d.next_attempt_at <= $1 limit 1) d left join events ev on ev.owner_id = d.owner_id and ev.id = d.event_id order by d.next_attempt_at, d.id for update of d skip locked`, [now, 64])
+  await c.query('rollback')
+  // settle shapes: mark 64 running first
+  await c.query('begin')
+  const ids = (await c.query(`${heads} select id from heads`, [now, 64])).rows.map((r) => r.id)
+  const lease = new Date(now.getTime() + 15000)
+  await c.query(`update deliveries set state = 'running', claimed_by = 'w', lease_until = $2 where id = any($1::uuid[])`, [ids, lease])
+  const rows = JSON.stringify(ids.map((id) => ({ id, state: 'completed', claimed_by: null, lease_until: null, attempts: 1, run: 1, owner_id: 'bench', endpoint_id: null, event_id: 'x', event_type: 'booking.created', run_started_at: now, created_at: now, updated_at: now })))
+  const guards = JSON.stringify(ids.map((id) => ({ id, claimed_by: 'w', lease_until: lease })))
+  const upd = (extra: string) => `update deliveries d set (state, attempts) = (r.state, r.attempts)
+    from jsonb_populate_recordset(null::deliveries, $1::jsonb) r,
+         jsonb_to_recordset($2::jsonb) as g(id uuid, claimed_by text, lease_until timestamptz)
+    where d.id = r.id and g.id = r.id ${extra}
+      and d.claimed_by = g.claimed_by and d.lease_until = g.lease_until
+    returning d.id`
+  for (const [name, extra] of [['current', "and d.state = 'running'"], ['no state qual', ''], ['state || ""', "and d.state || '' = 'running'"]]) {
+    console.log('=== settle', name)
+    await c.query('savepoint s')
+    await ex(upd(extra), [rows, guards])
+    await c.query('rollback to savepoint s')
+  }
   await c.query('rollback')
   await c.end()
   await db.destroy()

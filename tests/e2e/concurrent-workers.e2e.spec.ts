@@ -8,8 +8,39 @@ import {
   secretKeyId,
 } from '@hookledger/core'
 import { endpointCreate, eventInsert } from '@hookledger/store'
-import { TestReceiver, testDatabase } from '@hookledger/testkit'
+import { TestReceiver, testDatabase, type TestDatabase } from '@hookledger/testkit'
 import { runCli, startServe } from './cli-process.js'
+
+/** An endpoint for `receiverUrl`, sealed under `key` (the workers' master key). */
+async function createEndpoint(db: TestDatabase['db'], key: Uint8Array, receiverUrl: string) {
+  const secret = generateWebhookSecret()
+  return db.transaction().execute((trx) =>
+    endpointCreate(
+      trx,
+      { owner_id: 'default', now: new Date(), actor: 'owner:test' },
+      {
+        url: receiverUrl,
+        description: '',
+        event_types: ['*'],
+        embed_id: null,
+        secret_sealed: createSecretBox(key).seal(secret),
+        secret_key_id: secretKeyId(secret),
+      },
+    ),
+  )
+}
+
+/** Publishes one event now, as the application would. */
+async function publish(db: TestDatabase['db'], id: string) {
+  await db.transaction().execute((trx) =>
+    eventInsert(trx, {
+      owner_id: 'default',
+      event: { id, type: 'booking.created', subject: `booking://${id}`, occurred_at: new Date(), data: {} },
+      now: new Date(),
+      actor: 'system',
+    }),
+  )
+}
 
 const until = async (what: string, check: () => Promise<boolean>, timeoutMs = 30_000) => {
   const end = Date.now() + timeoutMs
@@ -47,21 +78,7 @@ describe('three worker processes, one endpoint', () => {
     }).start()
     cleanups.push(() => receiver.close())
 
-    const secret = generateWebhookSecret()
-    const endpoint = await database.db.transaction().execute((trx) =>
-      endpointCreate(
-        trx,
-        { owner_id: 'default', now: new Date(), actor: 'owner:test' },
-        {
-          url: receiver.url(),
-          description: '',
-          event_types: ['*'],
-          embed_id: null,
-          secret_sealed: createSecretBox(key).seal(secret),
-          secret_key_id: secretKeyId(secret),
-        },
-      ),
-    )
+    const endpoint = await createEndpoint(database.db, key, receiver.url())
 
     const workers = await Promise.all([1, 2, 3].map(() => startServe(['--role', 'worker'], env)))
     cleanups.push(async () => {
@@ -101,14 +118,7 @@ describe('three worker processes, one endpoint', () => {
     expect(actors.rows.length).toBeGreaterThanOrEqual(2)
 
     // SIGKILL the worker that holds evt_hang mid-POST.
-    await database.db.transaction().execute((trx) =>
-      eventInsert(trx, {
-        owner_id: 'default',
-        event: { id: 'evt_hang', type: 'booking.created', subject: 'booking://hang', occurred_at: new Date(), data: {} },
-        now: new Date(),
-        actor: 'system',
-      }),
-    )
+    await publish(database.db, 'evt_hang')
     await receiver.waitFor(201, 30_000)
     const running = await database.db
       .selectFrom('deliveries')
@@ -170,41 +180,17 @@ describe('SIGTERM', () => {
     }
     const receiver = await new TestReceiver({ status: 204, delayMs: 1_500 }).start()
     try {
-      const secret = generateWebhookSecret()
-      await database.db.transaction().execute((trx) =>
-        endpointCreate(
-          trx,
-          { owner_id: 'default', now: new Date(), actor: 'owner:test' },
-          {
-            url: receiver.url(),
-            description: '',
-            event_types: ['*'],
-            embed_id: null,
-            secret_sealed: createSecretBox(key).seal(secret),
-            secret_key_id: secretKeyId(secret),
-          },
-        ),
-      )
+      await createEndpoint(database.db, key, receiver.url())
       const worker = await startServe(['--role', 'worker'], env)
-      for (const id of ['evt_inflight', 'evt_waiting']) {
-        await database.db.transaction().execute((trx) =>
-          eventInsert(trx, {
-            owner_id: 'default',
-            event: { id, type: 'booking.created', subject: `booking://${id}`, occurred_at: new Date(), data: {} },
-            now: new Date(),
-            actor: 'system',
-          }),
-        )
-      }
+      for (const id of ['evt_first', 'evt_second']) await publish(database.db, id)
       await receiver.waitFor(1, 20_000)
       process.kill(worker.pid, 'SIGTERM')
       expect(await worker.exit).toBe(0)
-      const rows = await database.db.selectFrom('deliveries').select(['event_id', 'state', 'attempts']).orderBy('event_id').execute()
-      // The in-flight one was answered after the signal and recorded; the other was never claimed.
-      expect(rows).toEqual([
-        { event_id: 'evt_inflight', state: 'completed', attempts: 1 },
-        { event_id: 'evt_waiting', state: 'pending', attempts: 0 },
-      ])
+      const rows = await database.db.selectFrom('deliveries').select(['event_id', 'state', 'attempts']).execute()
+      // The one in flight was answered after the signal and recorded; the other was never claimed.
+      const inflight = String(receiver.requests[0]!.headers['webhook-id'])
+      expect(rows.find((r) => r.event_id === inflight)).toEqual({ event_id: inflight, state: 'completed', attempts: 1 })
+      expect(rows.find((r) => r.event_id !== inflight)).toMatchObject({ state: 'pending', attempts: 0 })
       expect(receiver.requests).toHaveLength(1)
     } finally {
       await receiver.close()

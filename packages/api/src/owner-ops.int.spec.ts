@@ -259,8 +259,14 @@ describe('webhooks.redeliver', () => {
     h.clock.advance(11 * 24 * 3_600_000)
     expect(await eventPrune(h.db, { now: h.clock.now(), retentionMs: 30 * 24 * 3_600_000 })).toBe(1)
     h.receiver.answer({ status: 200 })
+    // Failing for 20 days disabled it: redelivering into a disabled endpoint is refused.
+    const refused = await api.call('POST', `/api/admin/webhooks/${endpoint.id}/redeliver`, { token: admin })
+    expect(refused.status).toBe(409)
+    await api.call('PATCH', `/api/admin/webhooks/${endpoint.id}`, { token: admin, body: { enabled: true } })
     const res = await api.call('POST', `/api/admin/webhooks/${endpoint.id}/redeliver`, { token: admin })
     expect(res.body).toEqual({ requeued: 1, skipped: 1 })
+    await h.step()
+    expect(h.receiver.requests.at(-1)!.headers['webhook-id']).toBe('evt_recent')
   })
 })
 

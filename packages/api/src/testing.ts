@@ -15,6 +15,7 @@ import {
   type SecretBox,
 } from '@hookledger/core'
 import type { OpDeps } from '@hookledger/ops'
+import { sql } from 'kysely'
 import { apiTokenCreate, type Db, type TokenScope } from '@hookledger/store'
 import { createApi } from './create-api.js'
 
@@ -96,3 +97,21 @@ export function testApi(db: Db, options: TestApiOptions = {}) {
 }
 
 export type TestApi = ReturnType<typeof testApi>
+
+/**
+ * For tests: a digest of every table's whole content (rows as text, sorted), one entry per
+ * table, so "the database is unchanged" can be asserted after a refused request.
+ */
+export async function dbFingerprint(db: Db): Promise<Record<string, string>> {
+  const tables = (
+    await sql<{ name: string }>`
+      select table_name as name from information_schema.tables
+      where table_schema = 'public' and table_type = 'BASE TABLE' order by table_name
+    `.execute(db)
+  ).rows.map((r) => r.name)
+  const parts = tables.map(
+    (t) => sql`select ${t} as name, md5(coalesce(string_agg(x::text, '|' order by x::text), '')) || ':' || count(*) as digest from ${sql.table(t)} x`,
+  )
+  const rows = (await sql<{ name: string; digest: string }>`${sql.join(parts, sql` union all `)}`.execute(db)).rows
+  return Object.fromEntries(rows.map((r) => [r.name, r.digest]))
+}

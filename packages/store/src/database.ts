@@ -3,6 +3,7 @@
  * `pg` returns: timestamptz → Date, bigint → string, bytea → Buffer, jsonb → parsed JSON.
  */
 import type { ColumnType, Generated, Kysely, Transaction } from 'kysely'
+import type { AttemptRow, DeliveryRow, EndpointRow } from '@hookledger/core'
 
 export interface LedgerTable {
   position: Generated<string>
@@ -28,62 +29,12 @@ export interface EventsTable {
   fanned_out_at: Date | null
 }
 
-export interface EndpointsTable {
-  id: string
-  owner_id: string
-  url: string
-  description: string
-  event_types: string[]
-  embed_id: string | null
-  secret_sealed: Uint8Array
-  secret_key_id: string
-  prev_secret_sealed: Uint8Array | null
-  prev_secret_key_id: string | null
-  prev_secret_expires_at: Date | null
-  enabled: boolean
-  disabled_reason: string | null
-  failing_since: Date | null
-  busy_until: Date | null
-  busy_delivery_id: string | null
-  deleted_at: Date | null
-  created_at: Date
-  updated_at: Date
-}
+/** The projections' rows are defined once, in core, beside their evolve functions. */
+export type EndpointsTable = EndpointRow
 
-export interface DeliveriesTable {
-  id: string
-  owner_id: string
-  endpoint_id: string
-  event_id: string
-  event_type: string
-  state: 'pending' | 'running' | 'retryable' | 'completed' | 'discarded'
-  run: number
-  run_started_at: Date
-  attempts: number
-  next_attempt_at: Date | null
-  claimed_by: string | null
-  lease_until: Date | null
-  last_status: number | null
-  last_error: string | null
-  created_at: Date
-  updated_at: Date
-}
+export type DeliveriesTable = DeliveryRow
 
-export interface DeliveryAttemptsTable {
-  ledger_position: string
-  delivery_id: string
-  attempt: number
-  counted: boolean
-  run: number
-  owner_id: string
-  started_at: Date
-  duration_ms: number
-  status_code: number | null
-  error: string | null
-  outcome: string
-  signed_with: string[]
-  actor: string
-}
+export type DeliveryAttemptsTable = AttemptRow
 
 export interface ApiTokensTable {
   id: string

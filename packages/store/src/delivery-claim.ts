@@ -9,9 +9,7 @@ import {
   type LedgerEntry,
 } from '@hookledger/core'
 import type { Db } from './database.js'
-import { ledgerAppend } from './ledger-append.js'
-import { foldOver } from './ledger-commit.js'
-import { DELIVERY_COLUMNS, ENDPOINT_COLUMNS, projectionUpsert } from './projection-write.js'
+import { foldOver, lockedWrite } from './ledger-commit.js'
 
 /** The event as it travels: thin, no content. */
 export interface ThinEvent {
@@ -20,6 +18,15 @@ export interface ThinEvent {
   readonly subject: string
   readonly occurred_at: Date
   readonly data: Record<string, unknown>
+}
+
+/** The event columns the claim reads beside each head (null when the event was pruned). */
+interface HeadEvent {
+  readonly ev_id: string | null
+  readonly ev_type: string | null
+  readonly ev_subject: string | null
+  readonly ev_occurred_at: Date | null
+  readonly ev_data: Record<string, unknown> | null
 }
 
 /** A delivery this worker now holds, with everything needed to sign and send it. */
@@ -60,39 +67,52 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
   if (limit <= 0) return { claimed: [], settled: 0 }
   const leaseUntil = new Date(now.getTime() + (params.leaseMs ?? JOB_TIMEOUT_MS))
   return db.transaction().execute(async (trx) => {
-    const heads = await sql<{ id: string }>`
-      select h.id from endpoints e
-      cross join lateral (
-        select d.id, d.next_attempt_at from deliveries d
-        where d.endpoint_id = e.id and d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
-        order by d.next_attempt_at, d.id limit 1
-      ) h
-      where (e.busy_until is null or e.busy_until <= ${now} or not e.enabled or e.deleted_at is not null)
-      order by h.next_attempt_at, h.id
-      limit ${limit}
-    `.execute(trx)
-    if (heads.rows.length === 0) return { claimed: [], settled: 0 }
-    // Lock the heads; a row another worker holds, or that changed since, is skipped.
-    const locked = await sql<DeliveryRow>`
-      select * from deliveries
-      where id = any(${heads.rows.map((r) => r.id)}::uuid[])
-        and state in ('pending', 'retryable') and next_attempt_at <= ${now}
-      order by next_attempt_at, id
-      for update skip locked
+    // One statement: pick the heads, lock them (a row another worker holds, or that changed
+    // since, is skipped), and read their events. The heads are materialized first so the lock
+    // goes through the primary key whatever the planner thinks of the backlog.
+    const locked = await sql<DeliveryRow & HeadEvent>`
+      with heads as materialized (
+        select h.id from endpoints e
+        cross join lateral (
+          select d.id, d.next_attempt_at from deliveries d
+          where d.endpoint_id = e.id and d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
+          order by d.next_attempt_at, d.id limit 1
+        ) h
+        where (e.busy_until is null or e.busy_until <= ${now} or not e.enabled or e.deleted_at is not null)
+        order by h.next_attempt_at, h.id
+        limit ${limit}
+      )
+      select d.*, ev.id as ev_id, ev.type as ev_type, ev.subject as ev_subject,
+             ev.occurred_at as ev_occurred_at, ev.data as ev_data
+      from heads
+      join deliveries d on d.id = heads.id
+      left join events ev on ev.owner_id = d.owner_id and ev.id = d.event_id
+      where d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
+      order by d.next_attempt_at, d.id
+      for update of d skip locked
     `.execute(trx)
     if (locked.rows.length === 0) return { claimed: [], settled: 0 }
-    const deliveries = locked.rows
+    const deliveries: DeliveryRow[] = []
+    const eventByKey = new Map<string, ThinEvent>()
+    for (const row of locked.rows) {
+      const { ev_id, ev_type, ev_subject, ev_occurred_at, ev_data, ...delivery } = row
+      deliveries.push(delivery)
+      if (ev_id !== null) {
+        eventByKey.set(`${delivery.owner_id}\u0000${ev_id}`, {
+          id: ev_id,
+          type: ev_type!,
+          subject: ev_subject!,
+          occurred_at: ev_occurred_at!,
+          data: ev_data!,
+        })
+      }
+    }
     const endpointIds = [...new Set(deliveries.map((d) => d.endpoint_id))].sort()
     // Lock the endpoints in a fixed order; the lease is decided on their latest state.
     const endpoints = (
       await sql<EndpointRow>`select * from endpoints where id = any(${endpointIds}::uuid[]) order by id for update`.execute(trx)
     ).rows
     const endpointById = new Map(endpoints.map((e) => [e.id, e]))
-    const events = await sql<ThinEvent & { owner_id: string }>`
-      select owner_id, id, type, subject, occurred_at, data from events
-      where (owner_id, id) in (select * from unnest(${deliveries.map((d) => d.owner_id)}::text[], ${deliveries.map((d) => d.event_id)}::text[]))
-    `.execute(trx)
-    const eventByKey = new Map(events.rows.map((e) => [`${e.owner_id}\u0000${e.id}`, e]))
 
     const entries: LedgerEntry[] = []
     const claimedIds: string[] = []
@@ -129,16 +149,20 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
       }
     }
     const { set, touched } = foldOver({ endpoints, deliveries }, entries)
-    await projectionUpsert(trx, 'deliveries', DELIVERY_COLUMNS, 'id', [...touched.deliveries].map((id) => set.deliveries.get(id)!))
-    await projectionUpsert(trx, 'endpoints', ENDPOINT_COLUMNS, 'id', [...touched.endpoints].map((id) => set.endpoints.get(id)!))
-    await ledgerAppend(trx, entries)
+    await lockedWrite(
+      trx,
+      {
+        deliveries: [...touched.deliveries].map((id) => set.deliveries.get(id)!),
+        endpoints: [...touched.endpoints].map((id) => set.endpoints.get(id)!),
+      },
+      entries,
+    )
     const claimed = claimedIds.map((id) => {
       const delivery = set.deliveries.get(id)!
-      const event = eventByKey.get(`${delivery.owner_id}\u0000${delivery.event_id}`)!
       return {
         delivery,
         endpoint: set.endpoints.get(delivery.endpoint_id)!,
-        event: { id: event.id, type: event.type, subject: event.subject, occurred_at: event.occurred_at, data: event.data },
+        event: eventByKey.get(`${delivery.owner_id}\u0000${delivery.event_id}`)!,
       }
     })
     return { claimed, settled: deliveries.length - claimed.length }

@@ -9,9 +9,8 @@ import {
   type LedgerEntry,
 } from '@hookledger/core'
 import type { Db, Trx } from './database.js'
-import { ledgerAppend } from './ledger-append.js'
-import { attemptsInsert, foldOver } from './ledger-commit.js'
-import { ENDPOINT_COLUMNS, deliveriesWriteIfClaimed, projectionUpsert } from './projection-write.js'
+import { foldOver, lockedWrite } from './ledger-commit.js'
+import { deliveriesWriteIfClaimed } from './projection-write.js'
 
 /** One finished claim: the running row as the worker holds it, and what happened. */
 export interface Settlement {
@@ -57,9 +56,7 @@ export async function deliverySettle(trx: Trx, items: readonly Settlement[], now
     current.set(endpoint.id, after)
     entries.push(...own, ...transitions)
   }
-  await projectionUpsert(trx, 'endpoints', ENDPOINT_COLUMNS, 'id', endpointIds.map((id) => current.get(id)!))
-  const positions = await ledgerAppend(trx, entries)
-  await attemptsInsert(trx, entries, positions)
+  await lockedWrite(trx, { endpoints: endpointIds.map((id) => current.get(id)!) }, entries)
   return written
 }
 

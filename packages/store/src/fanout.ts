@@ -13,7 +13,7 @@ import {
 import type { Db } from './database.js'
 import type { ThinEvent } from './delivery-claim.js'
 import { DELIVERIES_CHANNEL } from './event-publish.js'
-import { ledgerAppend } from './ledger-append.js'
+import { ledgerInsertSql } from './ledger-append.js'
 import { foldOver } from './ledger-commit.js'
 import { rowsToJson } from './projection-write.js'
 
@@ -119,12 +119,15 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
       inserted = new Set(res.rows.map((r) => r.id))
     }
     const kept = entries.filter((e) => e.kind !== 'delivery.enqueued' || inserted.has(e.delivery_id!))
+    // One statement: mark the events fanned out, append the entries, and NOTIFY (sent on commit).
     await sql`
-      update events set fanned_out_at = ${now}
-      where (owner_id, id) in (select * from unnest(${events.map((e) => e.owner_id)}::text[], ${events.map((e) => e.id)}::text[]))
+      with fanned as (
+        update events set fanned_out_at = ${now}
+        where (owner_id, id) in (select * from unnest(${events.map((e) => e.owner_id)}::text[], ${events.map((e) => e.id)}::text[]))
+      ),
+      appended as (${ledgerInsertSql(kept)})
+      select pg_notify(${DELIVERIES_CHANNEL}, '') where ${inserted.size > 0}
     `.execute(trx)
-    await ledgerAppend(trx, kept)
-    if (inserted.size > 0) await sql`select pg_notify(${DELIVERIES_CHANNEL}, '')`.execute(trx)
     return { events: events.length, enqueued: inserted.size }
   })
 }

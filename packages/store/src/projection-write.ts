@@ -3,7 +3,7 @@
  * one jsonb array and are expanded with `jsonb_populate_recordset(null::<table>, …)`, so one
  * statement writes a whole batch whatever its size.
  */
-import { sql } from 'kysely'
+import { sql, type RawBuilder } from 'kysely'
 import type { AttemptRow, DeliveryRow, EndpointRow } from '@hookledger/core'
 import type { Trx } from './database.js'
 
@@ -57,6 +57,21 @@ const ident = (s: string) => sql.ref(s)
 const list = (cols: readonly string[], prefix?: string) =>
   sql.join(cols.map((c) => sql.raw(prefix ? `${prefix}.${c}` : c)))
 
+/** The statement of {@link projectionUpsert}, to run alone or as one part of a larger statement. */
+export function projectionUpsertSql(
+  table: 'endpoints' | 'deliveries' | 'delivery_attempts',
+  columns: readonly string[],
+  key: string,
+  rows: readonly Row[],
+): RawBuilder<unknown> {
+  const updatable = columns.filter((c) => c !== key)
+  return sql`
+    insert into ${ident(table)} (${list(columns)})
+    select ${list(columns, 'r')} from jsonb_populate_recordset(null::${ident(table)}, ${rowsToJson(rows)}::jsonb) r
+    on conflict (${sql.raw(key)}) do update set (${list(updatable)}) = (${list(updatable, 'excluded')})
+  `
+}
+
 /** Inserts or fully overwrites rows of `table`, keyed by `key`. */
 export async function projectionUpsert(
   trx: Trx,
@@ -66,12 +81,7 @@ export async function projectionUpsert(
   rows: readonly Row[],
 ): Promise<void> {
   if (rows.length === 0) return
-  const updatable = columns.filter((c) => c !== key)
-  await sql`
-    insert into ${ident(table)} (${list(columns)})
-    select ${list(columns, 'r')} from jsonb_populate_recordset(null::${ident(table)}, ${rowsToJson(rows)}::jsonb) r
-    on conflict (${sql.raw(key)}) do update set (${list(updatable)}) = (${list(updatable, 'excluded')})
-  `.execute(trx)
+  await projectionUpsertSql(table, columns, key, rows).execute(trx)
 }
 
 /** The claim a running delivery was last settled under; a settle applies only if it still holds. */

@@ -65,14 +65,20 @@ function problemFrom(status, body) {
  */
 export async function api(method, path, { query, body, signal, token } = {}) {
   const url = new URL(path, location.origin)
-  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null && v !== '') url.searchParams.set(k, String(v))
+  for (const [k, v] of Object.entries(query ?? {}))
+    if (v !== undefined && v !== null && v !== '') url.searchParams.set(k, String(v))
   const headers = { accept: 'application/json, application/problem+json' }
   const bearer = token ?? session.token
   if (bearer) headers.authorization = `Bearer ${bearer}`
   if (body !== undefined) headers['content-type'] = 'application/json'
   let res
   try {
-    res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal })
+    res = await fetch(url, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+    })
   } catch (err) {
     if (signal?.aborted) throw err
     throw new ProblemError({
@@ -91,4 +97,5 @@ export async function api(method, path, { query, body, signal, token } = {}) {
 }
 
 /** `/api/admin/webhooks/<id>` with the id escaped. */
-export const endpointPath = (id, suffix = '') => `/api/admin/webhooks/${encodeURIComponent(id)}${suffix}`
+export const endpointPath = (id, suffix = '') =>
+  `/api/admin/webhooks/${encodeURIComponent(id)}${suffix}`

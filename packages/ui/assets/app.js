@@ -25,11 +25,15 @@ let current = null
 function signInAgain(message) {
   session.clear()
   flash.set('sign-in', message)
-  const next = location.pathname.startsWith(SIGN_IN_PATH) ? '' : `?next=${encodeURIComponent(location.pathname + location.search)}`
+  const next = location.pathname.startsWith(SIGN_IN_PATH)
+    ? ''
+    : `?next=${encodeURIComponent(location.pathname + location.search)}`
   navigate(`${SIGN_IN_PATH}${next}`, { replace: true })
 }
 
-setUnauthorizedHandler(() => signInAgain('Your token was refused (401): it may have been revoked. Sign in again.'))
+setUnauthorizedHandler(() =>
+  signInAgain('Your token was refused (401): it may have been revoked. Sign in again.'),
+)
 
 function renderChrome(route) {
   const signedIn = Boolean(session.token) && !route?.public
@@ -41,7 +45,15 @@ function renderChrome(route) {
   fill(
     sessionBox,
     signedIn
-      ? h('button', { type: 'button', class: 'button secondary small', onclick: () => signInAgain('You signed out.') }, 'Sign out')
+      ? h(
+          'button',
+          {
+            type: 'button',
+            class: 'button secondary small',
+            onclick: () => signInAgain('You signed out.'),
+          },
+          'Sign out',
+        )
       : null,
   )
 }
@@ -60,7 +72,10 @@ async function render() {
   })
   if (route && !route.public && !session.token) {
     flash.set('sign-in', null)
-    return navigate(`${SIGN_IN_PATH}?next=${encodeURIComponent(location.pathname + location.search)}`, { replace: true })
+    return navigate(
+      `${SIGN_IN_PATH}?next=${encodeURIComponent(location.pathname + location.search)}`,
+      { replace: true },
+    )
   }
   renderChrome(route)
   main.replaceChildren()
@@ -77,7 +92,17 @@ async function render() {
 
 function notFoundPage() {
   document.title = 'Not found · hookledger admin'
-  fill(main, pageHeading('Page not found'), h('p', {}, 'There is no admin page here. ', h('a', { href: WEBHOOKS_PATH }, 'Go to Webhooks'), '.'))
+  fill(
+    main,
+    pageHeading('Page not found'),
+    h(
+      'p',
+      {},
+      'There is no admin page here. ',
+      h('a', { href: WEBHOOKS_PATH }, 'Go to Webhooks'),
+      '.',
+    ),
+  )
 }
 
 startRouter(render)

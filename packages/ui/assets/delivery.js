@@ -1,7 +1,20 @@
 // One delivery (the `link` of every delivery row): its attempts from the ledger, grouped by
 // run, and who started each run (the first enqueue, then each redelivery).
 import { api } from './api.js'
-import { badge, breadcrumbs, describeActor, every, fill, h, orDash, pageHeading, plural, problemAlert, scrollable, time } from './ui.js'
+import {
+  badge,
+  breadcrumbs,
+  describeActor,
+  every,
+  fill,
+  h,
+  orDash,
+  pageHeading,
+  plural,
+  problemAlert,
+  scrollable,
+  time,
+} from './ui.js'
 import { WEBHOOKS_PATH, endpointPagePath } from './webhooks.js'
 
 const FINAL_STATES = new Set(['completed', 'discarded'])
@@ -10,8 +23,14 @@ const REFRESH_MS = 2000
 export async function deliveryPage({ main, params: [id], signal }) {
   document.title = 'Delivery · hookledger admin'
   const crumbs = (endpointId) =>
-    breadcrumbs(['Integrations', WEBHOOKS_PATH], ['Webhooks', WEBHOOKS_PATH], ...(endpointId ? [['Endpoint', endpointPagePath(endpointId)]] : []), ['Delivery'])
-  const load = () => api('GET', `/api/admin/deliveries/${encodeURIComponent(id)}/attempts`, { signal })
+    breadcrumbs(
+      ['Integrations', WEBHOOKS_PATH],
+      ['Webhooks', WEBHOOKS_PATH],
+      ...(endpointId ? [['Endpoint', endpointPagePath(endpointId)]] : []),
+      ['Delivery'],
+    )
+  const load = () =>
+    api('GET', `/api/admin/deliveries/${encodeURIComponent(id)}/attempts`, { signal })
   let answer
   try {
     answer = await load()
@@ -21,7 +40,15 @@ export async function deliveryPage({ main, params: [id], signal }) {
       main,
       crumbs(null),
       pageHeading(err.status === 404 ? 'Delivery not found' : 'Delivery'),
-      err.status === 404 ? h('p', {}, 'It may belong to a deleted endpoint. ', h('a', { href: WEBHOOKS_PATH }, 'Back to Webhooks'), '.') : problemAlert(err, 'Could not load the delivery.'),
+      err.status === 404
+        ? h(
+            'p',
+            {},
+            'It may belong to a deleted endpoint. ',
+            h('a', { href: WEBHOOKS_PATH }, 'Back to Webhooks'),
+            '.',
+          )
+        : problemAlert(err, 'Could not load the delivery.'),
     )
     return
   }
@@ -29,7 +56,12 @@ export async function deliveryPage({ main, params: [id], signal }) {
   const render = () => fill(content, summary(answer.delivery), runSections(answer))
   const { delivery } = answer
   document.title = `Delivery of ${delivery.event_type} · hookledger admin`
-  fill(main, crumbs(delivery.endpoint_id), pageHeading('Delivery of ', h('code', {}, delivery.event_type)), content)
+  fill(
+    main,
+    crumbs(delivery.endpoint_id),
+    pageHeading('Delivery of ', h('code', {}, delivery.event_type)),
+    content,
+  )
   render()
 
   // Until the delivery is settled, new attempts keep arriving.
@@ -53,7 +85,11 @@ function summary(d) {
     { class: 'details' },
     row('State', badge(d.state)),
     row('Event', h('code', {}, d.event_id)),
-    row('Attempts', String(d.attempts), d.run > 1 ? h('span', { class: 'muted' }, ` in run ${d.run}`) : null),
+    row(
+      'Attempts',
+      String(d.attempts),
+      d.run > 1 ? h('span', { class: 'muted' }, ` in run ${d.run}`) : null,
+    ),
     row('Last status', orDash(d.last_status)),
     row('Last error', orDash(d.last_error)),
     row('Next attempt', time(d.next_attempt_at)),
@@ -65,7 +101,9 @@ function summary(d) {
 
 /** One section per run, newest last, each with how it began and its attempts. */
 function runSections({ runs, data }) {
-  const numbers = [...new Set([...runs.map((r) => r.run), ...data.map((a) => a.run)])].sort((a, b) => a - b)
+  const numbers = [...new Set([...runs.map((r) => r.run), ...data.map((a) => a.run)])].sort(
+    (a, b) => a - b,
+  )
   if (numbers.length === 0) return h('p', { class: 'empty' }, 'No attempts yet.')
   return numbers.map((n) => {
     const run = runs.find((r) => r.run === n)
@@ -76,13 +114,16 @@ function runSections({ runs, data }) {
       { class: 'run', 'aria-labelledby': headingId },
       h('h2', { id: headingId }, `Run ${n}`),
       run ? h('p', { class: 'muted' }, runOrigin(run)) : null,
-      attempts.length === 0 ? h('p', { class: 'empty' }, 'No attempts in this run yet.') : attemptTable(n, attempts),
+      attempts.length === 0
+        ? h('p', { class: 'empty' }, 'No attempts in this run yet.')
+        : attemptTable(n, attempts),
     )
   })
 }
 
 function runOrigin(run) {
-  if (run.previous_attempts === null) return ['Enqueued by ', describeActor(run.actor), ' at ', time(run.started_at), '.']
+  if (run.previous_attempts === null)
+    return ['Enqueued by ', describeActor(run.actor), ' at ', time(run.started_at), '.']
   return [
     'Redelivered by ',
     h('strong', {}, describeActor(run.actor)),
@@ -93,27 +134,54 @@ function runOrigin(run) {
 }
 
 function attemptTable(run, attempts) {
-  return scrollable(h(
-    'table',
-    { class: 'table' },
-    h('caption', { class: 'visually-hidden' }, `Attempts of run ${run}`),
-    h('thead', {}, h('tr', {}, ['Attempt', 'Started', 'Duration', 'Status', 'Error', 'Outcome', 'Signed with'].map((c) => h('th', { scope: 'col' }, c)))),
+  return scrollable(
     h(
-      'tbody',
-      {},
-      attempts.map((a) =>
+      'table',
+      { class: 'table' },
+      h('caption', { class: 'visually-hidden' }, `Attempts of run ${run}`),
+      h(
+        'thead',
+        {},
         h(
           'tr',
           {},
-          h('td', { class: 'num' }, String(a.attempt), a.counted ? null : h('div', { class: 'muted small' }, 'not counted')),
-          h('td', { class: 'nowrap' }, time(a.started_at)),
-          h('td', { class: 'num nowrap' }, `${a.duration_ms} ms`),
-          h('td', { class: 'num' }, orDash(a.status_code)),
-          h('td', { class: 'error-cell' }, orDash(a.error)),
-          h('td', {}, h('span', { class: `outcome outcome-${a.outcome}` }, a.outcome)),
-          h('td', {}, a.signed_with.length ? h('ul', { class: 'chips' }, a.signed_with.map((k) => h('li', {}, h('code', {}, k)))) : orDash(null)),
+          ['Attempt', 'Started', 'Duration', 'Status', 'Error', 'Outcome', 'Signed with'].map((c) =>
+            h('th', { scope: 'col' }, c),
+          ),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        attempts.map((a) =>
+          h(
+            'tr',
+            {},
+            h(
+              'td',
+              { class: 'num' },
+              String(a.attempt),
+              a.counted ? null : h('div', { class: 'muted small' }, 'not counted'),
+            ),
+            h('td', { class: 'nowrap' }, time(a.started_at)),
+            h('td', { class: 'num nowrap' }, `${a.duration_ms} ms`),
+            h('td', { class: 'num' }, orDash(a.status_code)),
+            h('td', { class: 'error-cell' }, orDash(a.error)),
+            h('td', {}, h('span', { class: `outcome outcome-${a.outcome}` }, a.outcome)),
+            h(
+              'td',
+              {},
+              a.signed_with.length
+                ? h(
+                    'ul',
+                    { class: 'chips' },
+                    a.signed_with.map((k) => h('li', {}, h('code', {}, k))),
+                  )
+                : orDash(null),
+            ),
+          ),
         ),
       ),
     ),
-  ))
+  )
 }

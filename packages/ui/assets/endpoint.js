@@ -25,7 +25,15 @@ const REFRESH_MS = 2000
 
 /** The secret, once: copy button, and the warning that it cannot be shown again. */
 function secretPanel(secret, { created }) {
-  const input = h('input', { id: 'one-time-secret', type: 'text', readonly: true, value: secret, class: 'mono', spellcheck: 'false', 'aria-describedby': 'one-time-secret-warning' })
+  const input = h('input', {
+    id: 'one-time-secret',
+    type: 'text',
+    readonly: true,
+    value: secret,
+    class: 'mono',
+    spellcheck: 'false',
+    'aria-describedby': 'one-time-secret-warning',
+  })
   const copied = h('span', { class: 'muted small', role: 'status' })
   const copy = async () => {
     try {
@@ -40,7 +48,11 @@ function secretPanel(secret, { created }) {
   const panel = h(
     'section',
     { class: 'secret-panel', 'aria-labelledby': 'one-time-secret-heading' },
-    h('h2', { id: 'one-time-secret-heading' }, created ? 'Endpoint created: its signing secret' : 'New signing secret'),
+    h(
+      'h2',
+      { id: 'one-time-secret-heading' },
+      created ? 'Endpoint created: its signing secret' : 'New signing secret',
+    ),
     h(
       'p',
       { class: 'warning', id: 'one-time-secret-warning' },
@@ -49,9 +61,23 @@ function secretPanel(secret, { created }) {
         ? 'Your receiver verifies the webhook-signature header with it.'
         : 'The previous secret keeps signing alongside it for the grace window, so update the receiver soon.',
     ),
-    h('div', { class: 'secret-row' }, h('label', { for: input.id, class: 'visually-hidden' }, 'Signing secret'), input, h('button', { type: 'button', class: 'button', onclick: copy }, 'Copy')),
+    h(
+      'div',
+      { class: 'secret-row' },
+      h('label', { for: input.id, class: 'visually-hidden' }, 'Signing secret'),
+      input,
+      h('button', { type: 'button', class: 'button', onclick: copy }, 'Copy'),
+    ),
     copied,
-    h('div', { class: 'button-row' }, h('button', { type: 'button', class: 'button secondary', onclick: () => panel.remove() }, 'I have stored it')),
+    h(
+      'div',
+      { class: 'button-row' },
+      h(
+        'button',
+        { type: 'button', class: 'button secondary', onclick: () => panel.remove() },
+        'I have stored it',
+      ),
+    ),
   )
   return panel
 }
@@ -68,7 +94,15 @@ export async function endpointPage({ main, params: [id], signal }) {
       main,
       breadcrumbs(['Integrations', WEBHOOKS_PATH], ['Webhooks', WEBHOOKS_PATH], ['Endpoint']),
       pageHeading(err.status === 404 ? 'Endpoint not found' : 'Endpoint'),
-      err.status === 404 ? h('p', {}, 'It may have been deleted. ', h('a', { href: WEBHOOKS_PATH }, 'Back to Webhooks'), '.') : problemAlert(err, 'Could not load the endpoint.'),
+      err.status === 404
+        ? h(
+            'p',
+            {},
+            'It may have been deleted. ',
+            h('a', { href: WEBHOOKS_PATH }, 'Back to Webhooks'),
+            '.',
+          )
+        : problemAlert(err, 'Could not load the endpoint.'),
     )
     return
   }
@@ -81,7 +115,11 @@ export async function endpointPage({ main, params: [id], signal }) {
 
   const toggle = h('button', { type: 'button', class: 'button' })
   const sendTest = h('button', { type: 'button', class: 'button secondary' }, 'Send test')
-  const redeliver = h('button', { type: 'button', class: 'button secondary' }, 'Redeliver discarded')
+  const redeliver = h(
+    'button',
+    { type: 'button', class: 'button secondary' },
+    'Redeliver discarded',
+  )
   const rotate = h('button', { type: 'button', class: 'button secondary' }, 'Rotate secret')
   const remove = h('button', { type: 'button', class: 'button danger' }, 'Delete endpoint')
   const toggleHint = h('span', { class: 'hint' })
@@ -140,14 +178,28 @@ export async function endpointPage({ main, params: [id], signal }) {
     'click',
     act(toggle, async () => {
       endpoint = await api('PATCH', endpointPath(id), { body: { enabled: !endpoint.enabled } })
-      say(endpoint.enabled ? 'Endpoint enabled; its failure state was cleared.' : 'Endpoint disabled. It gets no new deliveries until you enable it.')
+      say(
+        endpoint.enabled
+          ? 'Endpoint enabled; its failure state was cleared.'
+          : 'Endpoint disabled. It gets no new deliveries until you enable it.',
+      )
     }),
   )
   sendTest.addEventListener(
     'click',
     act(sendTest, async () => {
       const sent = await api('POST', endpointPath(id, '/send_test'))
-      say('Test event ', h('code', {}, sent.event_id), ' queued. ', h('a', { href: `/ui/deliveries/${encodeURIComponent(sent.delivery_id)}` }, 'View its delivery'), '.')
+      say(
+        'Test event ',
+        h('code', {}, sent.event_id),
+        ' queued. ',
+        h(
+          'a',
+          { href: `/ui/deliveries/${encodeURIComponent(sent.delivery_id)}` },
+          'View its delivery',
+        ),
+        '.',
+      )
       await log.reload()
     }),
   )
@@ -155,7 +207,10 @@ export async function endpointPage({ main, params: [id], signal }) {
     'click',
     act(redeliver, async () => {
       const { requeued, skipped } = await api('POST', endpointPath(id, '/redeliver'))
-      say(`Redeliver: ${requeued} requeued, ${skipped} skipped`, skipped > 0 ? ' (their events were pruned).' : '.')
+      say(
+        `Redeliver: ${requeued} requeued, ${skipped} skipped`,
+        skipped > 0 ? ' (their events were pruned).' : '.',
+      )
       await log.reload()
     }),
   )
@@ -185,7 +240,10 @@ export async function endpointPage({ main, params: [id], signal }) {
       if (!ok) return
       const res = await api('DELETE', endpointPath(id))
       const discarded = res?.discarded ?? 0
-      flash.set('webhooks', `Deleted ${endpoint.url}${discarded > 0 ? `; ${discarded} waiting deliveries were discarded` : ''}.`)
+      flash.set(
+        'webhooks',
+        `Deleted ${endpoint.url}${discarded > 0 ? `; ${discarded} waiting deliveries were discarded` : ''}.`,
+      )
       navigate(WEBHOOKS_PATH)
     }),
   )
@@ -197,9 +255,13 @@ export async function endpointPage({ main, params: [id], signal }) {
     heading,
     headState,
     secretSlot,
-    h('section', { 'aria-labelledby': 'actions-heading' },
+    h(
+      'section',
+      { 'aria-labelledby': 'actions-heading' },
       h('h2', { id: 'actions-heading' }, 'Actions'),
-      h('div', { class: 'actions' },
+      h(
+        'div',
+        { class: 'actions' },
         h('div', {}, toggle, toggleHint),
         h('div', {}, sendTest, sendTestHint),
         h('div', {}, redeliver, redeliverHint),
@@ -208,7 +270,12 @@ export async function endpointPage({ main, params: [id], signal }) {
       ),
       actionNotice,
     ),
-    h('section', { 'aria-labelledby': 'details-heading' }, h('h2', { id: 'details-heading' }, 'Details'), details),
+    h(
+      'section',
+      { 'aria-labelledby': 'details-heading' },
+      h('h2', { id: 'details-heading' }, 'Details'),
+      details,
+    ),
     log.section,
   )
   renderEndpoint()
@@ -230,6 +297,16 @@ export async function endpointPage({ main, params: [id], signal }) {
 
 const row = (term, ...value) => [h('dt', {}, term), h('dd', {}, ...value)]
 
+/** The last answer's status and, when there was one, the error. */
+function lastResult(d) {
+  if (d.last_status === null && !d.last_error) return orDash(null)
+  return [
+    d.last_status === null ? null : h('span', { class: 'num' }, String(d.last_status)),
+    d.last_status !== null && d.last_error ? ' · ' : null,
+    d.last_error,
+  ]
+}
+
 /** The endpoint's deliveries, newest first, with a state filter, "Load more" and a live first page. */
 function deliveryLog(id, signal) {
   const stateFilter = h(
@@ -243,8 +320,18 @@ function deliveryLog(id, signal) {
     'table',
     { class: 'table' },
     h('caption', { class: 'visually-hidden' }, 'Deliveries of this endpoint, newest first'),
-    h('thead', {}, h('tr', {}, ['Event', 'State', 'Attempts', 'Last status', 'Last error', 'Next attempt', 'Created'].map((c) => h('th', { scope: 'col' }, c)),
-      h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Attempts page')))),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        ['Event', 'State', 'Attempts', 'Last result', 'Next attempt', 'Created'].map((c) =>
+          h('th', { scope: 'col' }, c),
+        ),
+        h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Attempts page')),
+      ),
+    ),
     body,
   )
   const status = h('div')
@@ -260,14 +347,27 @@ function deliveryLog(id, signal) {
       h(
         'tr',
         { 'data-delivery-id': d.id },
-        h('td', {}, h('code', {}, d.event_type), h('div', { class: 'muted small mono' }, d.event_id)),
+        h(
+          'td',
+          { class: 'event-cell' },
+          h('code', {}, d.event_type),
+          h('div', { class: 'muted small mono' }, d.event_id),
+        ),
         h('td', {}, badge(d.state)),
         h('td', { class: 'num' }, String(d.attempts)),
-        h('td', { class: 'num' }, orDash(d.last_status)),
-        h('td', { class: 'error-cell' }, orDash(d.last_error)),
+        h('td', { class: 'error-cell' }, lastResult(d)),
         h('td', { class: 'nowrap' }, time(d.next_attempt_at, { short: true })),
         h('td', { class: 'nowrap' }, time(d.created_at, { short: true })),
-        h('td', { class: 'nowrap' }, h('a', { href: d.link }, 'View attempts', h('span', { class: 'visually-hidden' }, ` of ${d.event_id}`))),
+        h(
+          'td',
+          { class: 'nowrap' },
+          h(
+            'a',
+            { href: d.link },
+            'View attempts',
+            h('span', { class: 'visually-hidden' }, ` of ${d.event_id}`),
+          ),
+        ),
       ),
     )
 
@@ -275,7 +375,15 @@ function deliveryLog(id, signal) {
     fill(
       more,
       cursor
-        ? h('button', { type: 'button', class: 'button secondary', onclick: (e) => loadMore(e.currentTarget, cursor, filter) }, 'Load more')
+        ? h(
+            'button',
+            {
+              type: 'button',
+              class: 'button secondary',
+              onclick: (e) => loadMore(e.currentTarget, cursor, filter),
+            },
+            'Load more',
+          )
         : null,
     )
 
@@ -283,7 +391,10 @@ function deliveryLog(id, signal) {
     button.disabled = true
     const mine = generation
     try {
-      const page = await api('GET', endpointPath(id, '/deliveries'), { query: { state: filter, limit: LOG_PAGE_SIZE, cursor }, signal })
+      const page = await api('GET', endpointPath(id, '/deliveries'), {
+        query: { state: filter, limit: LOG_PAGE_SIZE, cursor },
+        signal,
+      })
       if (mine !== generation) return
       expanded = true
       body.append(...rows(page.data))
@@ -299,7 +410,10 @@ function deliveryLog(id, signal) {
     const mine = ++generation
     const filter = stateFilter.value
     try {
-      const page = await api('GET', endpointPath(id, '/deliveries'), { query: { state: filter, limit: LOG_PAGE_SIZE }, signal })
+      const page = await api('GET', endpointPath(id, '/deliveries'), {
+        query: { state: filter, limit: LOG_PAGE_SIZE },
+        signal,
+      })
       if (mine !== generation) return
       const key = JSON.stringify(page)
       if (quiet && key === shown && !failed) return
@@ -311,7 +425,13 @@ function deliveryLog(id, signal) {
       status.replaceChildren()
       if (page.data.length === 0) {
         status.append(
-          h('p', { class: 'empty' }, filter ? `No ${filter} deliveries.` : 'No deliveries yet. Publish an event of a subscribed type, or use Send test.'),
+          h(
+            'p',
+            { class: 'empty' },
+            filter
+              ? `No ${filter} deliveries.`
+              : 'No deliveries yet. Publish an event of a subscribed type, or use Send test.',
+          ),
         )
       }
       setMore(page.next_cursor, filter)
@@ -326,12 +446,20 @@ function deliveryLog(id, signal) {
   const section = h(
     'section',
     { 'aria-labelledby': 'log-heading' },
-    h('div', { class: 'section-head' },
+    h(
+      'div',
+      { class: 'section-head' },
       h('h2', { id: 'log-heading' }, 'Delivery log'),
-      h('div', { class: 'toolbar' },
+      h(
+        'div',
+        { class: 'toolbar' },
         h('label', { for: stateFilter.id }, 'State'),
         stateFilter,
-        h('button', { type: 'button', class: 'button secondary small', onclick: () => loadFirst(false) }, 'Refresh'),
+        h(
+          'button',
+          { type: 'button', class: 'button secondary small', onclick: () => loadFirst(false) },
+          'Refresh',
+        ),
       ),
     ),
     h('p', { class: 'hint' }, 'Refreshes by itself every few seconds.'),

@@ -10,7 +10,15 @@ export function navigate(path, { replace = false } = {}) {
 }
 
 function followInAppLink(event) {
-  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return
+  if (
+    event.defaultPrevented ||
+    event.button !== 0 ||
+    event.metaKey ||
+    event.ctrlKey ||
+    event.shiftKey ||
+    event.altKey
+  )
+    return
   const link = event.target instanceof Element ? event.target.closest('a[href]') : null
   if (!link || link.target || link.hasAttribute('download')) return
   const url = new URL(link.href)

@@ -1,14 +1,24 @@
 // Sign in: paste an owner token; it is checked with one harmless read before it is kept.
 import { api, session } from './api.js'
 import { navigate } from './router.js'
-import { clearFieldErrors, fill, flash, h, pageHeading, problemAlert, showFieldError } from './ui.js'
+import {
+  clearFieldErrors,
+  fill,
+  flash,
+  h,
+  pageHeading,
+  problemAlert,
+  showFieldError,
+} from './ui.js'
 
 export const SIGN_IN_PATH = '/ui/sign-in'
 
 /** Only an in-app path may be the page to return to. */
 function nextPath() {
   const next = new URLSearchParams(location.search).get('next') ?? ''
-  return /^\/ui\/(?!sign-in)[^\\]*$/.test(next) && !next.startsWith('//') ? next : '/ui/integrations/webhooks'
+  return /^\/ui\/(?!sign-in)[^\\]*$/.test(next) && !next.startsWith('//')
+    ? next
+    : '/ui/integrations/webhooks'
 }
 
 export async function signInPage({ main }) {
@@ -63,10 +73,16 @@ export async function signInPage({ main }) {
       navigate(nextPath(), { replace: true })
     } catch (err) {
       if (err.status === 401) {
-        showFieldError(token, 'This token was not accepted (401). Check that it was copied whole and has not been revoked.')
+        showFieldError(
+          token,
+          'This token was not accepted (401). Check that it was copied whole and has not been revoked.',
+        )
         token.focus()
       } else if (err.status === 403) {
-        showFieldError(token, 'This token is valid but may not manage webhooks (403): it needs the admin scope.')
+        showFieldError(
+          token,
+          'This token is valid but may not manage webhooks (403): it needs the admin scope.',
+        )
         token.focus()
       } else {
         formNotice.append(problemAlert(err, 'Could not sign in.'))
@@ -79,7 +95,11 @@ export async function signInPage({ main }) {
     main,
     pageHeading('Sign in'),
     message ? h('div', { class: 'notice notice-info', role: 'status' }, message) : null,
-    h('p', { class: 'lead' }, 'The admin UI uses the same HTTP API as every other client, with your token.'),
+    h(
+      'p',
+      { class: 'lead' },
+      'The admin UI uses the same HTTP API as every other client, with your token.',
+    ),
     form,
   )
 }

@@ -6,7 +6,8 @@ export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag)
   for (const [name, value] of Object.entries(attrs ?? {})) {
     if (value === undefined || value === null || value === false) continue
-    if (name.startsWith('on') && typeof value === 'function') el.addEventListener(name.slice(2), value)
+    if (name.startsWith('on') && typeof value === 'function')
+      el.addEventListener(name.slice(2), value)
     else if (name === 'class') el.className = value
     else el.setAttribute(name, value === true ? '' : String(value))
   }
@@ -32,7 +33,13 @@ let lastId = 0
 export const uid = (prefix) => `${prefix}-${++lastId}`
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' })
-const shortDateTime = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' })
+const shortDateTime = new Intl.DateTimeFormat(undefined, {
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+})
 
 /**
  * An ISO timestamp in the reader's locale, the exact value on hover; a dash for none. `short`
@@ -40,7 +47,11 @@ const shortDateTime = new Intl.DateTimeFormat(undefined, { month: 'short', day: 
  */
 export function time(iso, { short = false } = {}) {
   if (!iso) return h('span', { class: 'muted' }, '—')
-  return h('time', { datetime: iso, title: iso }, (short ? shortDateTime : dateTime).format(new Date(iso)))
+  return h(
+    'time',
+    { datetime: iso, title: iso },
+    (short ? shortDateTime : dateTime).format(new Date(iso)),
+  )
 }
 
 /** A stored reason code (`disabled_by_owner`) as words. */
@@ -50,7 +61,10 @@ export const humanize = (code) => code.replaceAll('_', ' ')
 export const scrollable = (table) => h('div', { class: 'table-wrap' }, table)
 
 /** A dash for a missing value. */
-export const orDash = (value) => (value === null || value === undefined || value === '' ? h('span', { class: 'muted' }, '—') : String(value))
+export const orDash = (value) =>
+  value === null || value === undefined || value === ''
+    ? h('span', { class: 'muted' }, '—')
+    : String(value)
 
 /** A coloured state word (endpoint or delivery state); the word itself carries the meaning. */
 export const badge = (state) => h('span', { class: `badge badge-${state}` }, state)
@@ -69,13 +83,16 @@ export function describeActor(actor) {
 /** A problem as an alert: what went wrong, the field at fault and the stable code. */
 export function problemAlert(err, lead) {
   const p = asProblem(err)
+  const detail = p.detail ?? p.title
+  // Validation details already start with the field (`url: …`); others get it in front.
+  const naming = p.field && !detail.startsWith(`${p.field}:`)
   return h(
     'div',
     { class: 'notice notice-error', role: 'alert' },
     h('strong', {}, lead ?? p.title),
     ' ',
-    p.field ? h('span', {}, h('code', {}, p.field), ': ') : null,
-    p.detail ?? p.title,
+    naming ? h('span', {}, h('code', {}, p.field), ': ') : null,
+    detail,
     p.code ? h('span', { class: 'muted' }, ` (${p.code})`) : null,
   )
 }
@@ -84,11 +101,16 @@ export function problemAlert(err, lead) {
 export function asProblem(err) {
   if (err && err.name === 'ProblemError') return err
   console.error(err)
-  return { title: 'Something went wrong', detail: 'The page hit an unexpected error. Reload and try again.', code: 'client_error' }
+  return {
+    title: 'Something went wrong',
+    detail: 'The page hit an unexpected error. Reload and try again.',
+    code: 'client_error',
+  }
 }
 
 /** A polite success message. */
-export const successNotice = (...children) => h('div', { class: 'notice notice-success', role: 'status' }, ...children)
+export const successNotice = (...children) =>
+  h('div', { class: 'notice notice-success', role: 'status' }, ...children)
 
 /** Marks a form control invalid and puts the message right under it. */
 export function showFieldError(control, message) {
@@ -96,7 +118,9 @@ export function showFieldError(control, message) {
   document.getElementById(id)?.remove()
   const error = h('p', { class: 'field-error', id }, message)
   control.setAttribute('aria-invalid', 'true')
-  const described = (control.getAttribute('aria-describedby') ?? '').split(' ').filter((x) => x && x !== id)
+  const described = (control.getAttribute('aria-describedby') ?? '')
+    .split(' ')
+    .filter((x) => x && x !== id)
   control.setAttribute('aria-describedby', [...described, id].join(' '))
   ;(control.closest('.field') ?? control).append(error)
   return error
@@ -106,7 +130,9 @@ export function clearFieldErrors(form) {
   for (const error of form.querySelectorAll('.field-error')) error.remove()
   for (const control of form.querySelectorAll('[aria-invalid]')) {
     control.removeAttribute('aria-invalid')
-    const described = (control.getAttribute('aria-describedby') ?? '').split(' ').filter((x) => x && !x.endsWith('-error'))
+    const described = (control.getAttribute('aria-describedby') ?? '')
+      .split(' ')
+      .filter((x) => x && !x.endsWith('-error'))
     if (described.length) control.setAttribute('aria-describedby', described.join(' '))
     else control.removeAttribute('aria-describedby')
   }
@@ -117,9 +143,30 @@ export function confirmDialog({ title, body, confirmLabel, danger = false }) {
   return new Promise((resolve) => {
     const titleId = uid('dialog-title')
     const dialog = h('dialog', { class: 'dialog', 'aria-labelledby': titleId })
-    const cancel = h('button', { type: 'button', class: 'button secondary', autofocus: true, onclick: () => dialog.close('cancel') }, 'Cancel')
-    const confirm = h('button', { type: 'button', class: danger ? 'button danger' : 'button', onclick: () => dialog.close('confirm') }, confirmLabel)
-    append(dialog, [h('h2', { id: titleId }, title), h('p', {}, body), h('div', { class: 'button-row end' }, cancel, confirm)])
+    const cancel = h(
+      'button',
+      {
+        type: 'button',
+        class: 'button secondary',
+        autofocus: true,
+        onclick: () => dialog.close('cancel'),
+      },
+      'Cancel',
+    )
+    const confirm = h(
+      'button',
+      {
+        type: 'button',
+        class: danger ? 'button danger' : 'button',
+        onclick: () => dialog.close('confirm'),
+      },
+      confirmLabel,
+    )
+    append(dialog, [
+      h('h2', { id: titleId }, title),
+      h('p', {}, body),
+      h('div', { class: 'button-row end' }, cancel, confirm),
+    ])
     dialog.addEventListener('close', () => {
       dialog.remove()
       resolve(dialog.returnValue === 'confirm')
@@ -138,7 +185,13 @@ export function breadcrumbs(...items) {
       'ol',
       {},
       items.map(([label, href], i) =>
-        h('li', {}, i === items.length - 1 ? h('span', { 'aria-current': 'page' }, label) : h('a', { href }, label)),
+        h(
+          'li',
+          {},
+          i === items.length - 1
+            ? h('span', { 'aria-current': 'page' }, label)
+            : h('a', { href }, label),
+        ),
       ),
     ),
   )

@@ -29,12 +29,21 @@ export function endpointState(endpoint) {
     'span',
     { class: 'state' },
     badge(endpoint.state),
-    endpoint.state === 'failing' && endpoint.failing_since ? h('span', { class: 'muted small' }, ' since ', time(endpoint.failing_since)) : null,
-    endpoint.state === 'disabled' && endpoint.disabled_reason ? h('span', { class: 'muted small' }, ` — ${humanize(endpoint.disabled_reason)}`) : null,
+    endpoint.state === 'failing' && endpoint.failing_since
+      ? h('span', { class: 'muted small' }, ' since ', time(endpoint.failing_since))
+      : null,
+    endpoint.state === 'disabled' && endpoint.disabled_reason
+      ? h('span', { class: 'muted small' }, ` — ${humanize(endpoint.disabled_reason)}`)
+      : null,
   )
 }
 
-export const eventTypeList = (types) => h('ul', { class: 'chips' }, types.map((t) => h('li', {}, h('code', {}, t))))
+export const eventTypeList = (types) =>
+  h(
+    'ul',
+    { class: 'chips' },
+    types.map((t) => h('li', {}, h('code', {}, t))),
+  )
 
 export async function webhooksPage({ main, signal }) {
   document.title = 'Webhooks · hookledger admin'
@@ -44,7 +53,15 @@ export async function webhooksPage({ main, signal }) {
     'table',
     { class: 'table' },
     h('caption', { class: 'visually-hidden' }, 'Webhook endpoints'),
-    h('thead', {}, h('tr', {}, ['URL', 'State', 'Event types', 'Created'].map((c) => h('th', { scope: 'col' }, c)))),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        ['URL', 'State', 'Event types', 'Created'].map((c) => h('th', { scope: 'col' }, c)),
+      ),
+    ),
     body,
   )
   const more = h('div', { class: 'button-row' })
@@ -52,8 +69,17 @@ export async function webhooksPage({ main, signal }) {
   fill(
     main,
     breadcrumbs(['Integrations', WEBHOOKS_PATH], ['Webhooks']),
-    h('div', { class: 'page-head' }, pageHeading('Webhooks'), h('a', { class: 'button', href: `${WEBHOOKS_PATH}/new` }, 'Add endpoint')),
-    h('p', { class: 'lead' }, "Endpoints receive this instance's events as signed HTTP POSTs (Standard Webhooks)."),
+    h(
+      'div',
+      { class: 'page-head' },
+      pageHeading('Webhooks'),
+      h('a', { class: 'button', href: `${WEBHOOKS_PATH}/new` }, 'Add endpoint'),
+    ),
+    h(
+      'p',
+      { class: 'lead' },
+      "Endpoints receive this instance's events as signed HTTP POSTs (Standard Webhooks).",
+    ),
     notice ? successNotice(notice) : null,
     status,
     scrollable(table),
@@ -66,7 +92,12 @@ export async function webhooksPage({ main, signal }) {
         h(
           'tr',
           {},
-          h('td', { class: 'url-cell' }, h('a', { href: endpointPagePath(e.id) }, e.url), e.description ? h('div', { class: 'muted small' }, e.description) : null),
+          h(
+            'td',
+            { class: 'url-cell' },
+            h('a', { href: endpointPagePath(e.id) }, e.url),
+            e.description ? h('div', { class: 'muted small' }, e.description) : null,
+          ),
           h('td', {}, endpointState(e)),
           h('td', {}, eventTypeList(e.event_types)),
           h('td', { class: 'nowrap' }, time(e.created_at, { short: true })),
@@ -75,12 +106,25 @@ export async function webhooksPage({ main, signal }) {
     }
   }
   const load = async (cursor) => {
-    const page = await api('GET', '/api/admin/webhooks', { query: { limit: PAGE_SIZE, cursor }, signal })
+    const page = await api('GET', '/api/admin/webhooks', {
+      query: { limit: PAGE_SIZE, cursor },
+      signal,
+    })
     addRows(page.data)
     if (!cursor && page.data.length === 0) {
       table.hidden = true
       status.append(
-        h('div', { class: 'empty' }, h('p', {}, 'No endpoints yet.'), h('p', {}, h('a', { href: `${WEBHOOKS_PATH}/new` }, 'Add an endpoint'), ' to start receiving events.')),
+        h(
+          'div',
+          { class: 'empty' },
+          h('p', {}, 'No endpoints yet.'),
+          h(
+            'p',
+            {},
+            h('a', { href: `${WEBHOOKS_PATH}/new` }, 'Add an endpoint'),
+            ' to start receiving events.',
+          ),
+        ),
       )
     }
     fill(
@@ -93,7 +137,9 @@ export async function webhooksPage({ main, signal }) {
               class: 'button secondary',
               onclick: async (event) => {
                 event.currentTarget.disabled = true
-                await load(page.next_cursor).catch((err) => status.append(problemAlert(err, 'Could not load more endpoints.')))
+                await load(page.next_cursor).catch((err) =>
+                  status.append(problemAlert(err, 'Could not load more endpoints.')),
+                )
               },
             },
             'Load more',
@@ -115,13 +161,45 @@ const splitGlobs = (text) => text.split(/[\s,]+/).filter(Boolean)
 
 export async function newEndpointPage({ main, signal }) {
   document.title = 'Add endpoint · hookledger admin'
-  const url = h('input', { id: 'endpoint-url', name: 'url', type: 'url', required: true, maxlength: '2048', placeholder: 'https://example.com/webhooks', autocomplete: 'off', 'aria-describedby': 'endpoint-url-hint' })
-  const description = h('input', { id: 'endpoint-description', name: 'description', type: 'text', maxlength: '1000', autocomplete: 'off' })
-  const globs = h('input', { id: 'endpoint-globs', name: 'globs', type: 'text', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'endpoint-globs-hint' })
-  const typesBox = h('div', { class: 'event-types', id: 'event-types' }, h('p', { class: 'muted' }, 'Loading event types…'))
-  const typesFieldset = h('fieldset', { class: 'field', id: 'event-types-fieldset', 'aria-describedby': 'event-types-hint' },
+  const url = h('input', {
+    id: 'endpoint-url',
+    name: 'url',
+    type: 'url',
+    required: true,
+    maxlength: '2048',
+    placeholder: 'https://example.com/webhooks',
+    autocomplete: 'off',
+    'aria-describedby': 'endpoint-url-hint',
+  })
+  const description = h('input', {
+    id: 'endpoint-description',
+    name: 'description',
+    type: 'text',
+    maxlength: '1000',
+    autocomplete: 'off',
+  })
+  const globs = h('input', {
+    id: 'endpoint-globs',
+    name: 'globs',
+    type: 'text',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    'aria-describedby': 'endpoint-globs-hint',
+  })
+  const typesBox = h(
+    'div',
+    { class: 'event-types', id: 'event-types' },
+    h('p', { class: 'muted' }, 'Loading event types…'),
+  )
+  const typesFieldset = h(
+    'fieldset',
+    { class: 'field', id: 'event-types-fieldset', 'aria-describedby': 'event-types-hint' },
     h('legend', {}, 'Event types'),
-    h('p', { class: 'hint', id: 'event-types-hint' }, 'Tick the events this endpoint should receive. Only webhook-visible types are listed.'),
+    h(
+      'p',
+      { class: 'hint', id: 'event-types-hint' },
+      'Tick the events this endpoint should receive. Only webhook-visible types are listed.',
+    ),
     typesBox,
   )
   const formNotice = h('div')
@@ -129,22 +207,58 @@ export async function newEndpointPage({ main, signal }) {
   const form = h(
     'form',
     { class: 'card', novalidate: true },
-    h('div', { class: 'field' },
+    h(
+      'div',
+      { class: 'field' },
       h('label', { for: url.id }, 'Endpoint URL'),
       url,
-      h('p', { class: 'hint', id: 'endpoint-url-hint' }, 'http or https; it must resolve to a public address.'),
+      h(
+        'p',
+        { class: 'hint', id: 'endpoint-url-hint' },
+        'http or https; it must resolve to a public address.',
+      ),
     ),
-    h('div', { class: 'field' }, h('label', { for: description.id }, 'Description ', h('span', { class: 'muted' }, '(optional)')), description),
+    h(
+      'div',
+      { class: 'field' },
+      h(
+        'label',
+        { for: description.id },
+        'Description ',
+        h('span', { class: 'muted' }, '(optional)'),
+      ),
+      description,
+    ),
     typesFieldset,
-    h('div', { class: 'field' },
-      h('label', { for: globs.id }, 'More event types or globs ', h('span', { class: 'muted' }, '(optional)')),
+    h(
+      'div',
+      { class: 'field' },
+      h(
+        'label',
+        { for: globs.id },
+        'More event types or globs ',
+        h('span', { class: 'muted' }, '(optional)'),
+      ),
       globs,
-      h('p', { class: 'hint', id: 'endpoint-globs-hint' },
-        'Separated by commas or spaces. ', h('code', {}, 'booking.*'), ' matches one segment, ', h('code', {}, 'booking.**'), ' any depth, ', h('code', {}, '*'), ' every type.',
+      h(
+        'p',
+        { class: 'hint', id: 'endpoint-globs-hint' },
+        'Separated by commas or spaces. ',
+        h('code', {}, 'booking.*'),
+        ' matches one segment, ',
+        h('code', {}, 'booking.**'),
+        ' any depth, ',
+        h('code', {}, '*'),
+        ' every type.',
       ),
     ),
     formNotice,
-    h('div', { class: 'button-row' }, submit, h('a', { class: 'button secondary', href: WEBHOOKS_PATH }, 'Cancel')),
+    h(
+      'div',
+      { class: 'button-row' },
+      submit,
+      h('a', { class: 'button secondary', href: WEBHOOKS_PATH }, 'Cancel'),
+    ),
   )
 
   fill(
@@ -158,7 +272,9 @@ export async function newEndpointPage({ main, signal }) {
     event.preventDefault()
     clearFieldErrors(form)
     formNotice.replaceChildren()
-    const ticked = [...typesBox.querySelectorAll('input[type=checkbox]:checked')].map((c) => c.value)
+    const ticked = [...typesBox.querySelectorAll('input[type=checkbox]:checked')].map(
+      (c) => c.value,
+    )
     const typed = splitGlobs(globs.value)
     const eventTypes = [...new Set([...ticked, ...typed])]
     let focusTarget = null
@@ -174,12 +290,21 @@ export async function newEndpointPage({ main, signal }) {
     submit.disabled = true
     try {
       const created = await api('POST', '/api/admin/webhooks', {
-        body: { url: url.value.trim(), description: description.value.trim(), event_types: eventTypes },
+        body: {
+          url: url.value.trim(),
+          description: description.value.trim(),
+          event_types: eventTypes,
+        },
       })
       flash.set('endpoint', { secret: created.secret, created: true })
       navigate(endpointPagePath(created.endpoint.id))
     } catch (err) {
-      const control = controlForField(err.field, eventTypes, typed, { url, description, globs, typesFieldset })
+      const control = controlForField(err.field, eventTypes, typed, {
+        url,
+        description,
+        globs,
+        typesFieldset,
+      })
       if (control) {
         showFieldError(control, `${err.detail ?? err.title}`)
         ;(control.matches('fieldset') ? control.querySelector('input') : control)?.focus()
@@ -210,6 +335,17 @@ function controlForField(field, eventTypes, typed, controls) {
   return value !== undefined && typed.includes(value) ? controls.globs : controls.typesFieldset
 }
 
+/** An event type that may wrap after its dots and underscores, never inside a word. */
+const typeName = (type) =>
+  h(
+    'code',
+    {},
+    type.split(/(?<=[._])/).flatMap((part, i) => (i === 0 ? [part] : [h('wbr'), part])),
+  )
+
+/** Groups in reading order: `core` (tests, corpus notes) first, then A to Z. */
+const groupOrder = (a, b) => (a === 'core' ? -1 : b === 'core' ? 1 : a.localeCompare(b))
+
 /** Checkboxes for the webhook-visible types, grouped as the catalog groups them. */
 function eventTypeGroups(types) {
   const groups = new Map()
@@ -218,20 +354,27 @@ function eventTypeGroups(types) {
     if (!groups.has(group)) groups.set(group, [])
     groups.get(group).push(t)
   }
-  return [...groups].map(([group, list]) =>
-    h(
-      'fieldset',
-      { class: 'type-group' },
-      h('legend', {}, group),
-      list.map((t) => {
-        const id = uid('type')
-        return h(
-          'div',
-          { class: 'check' },
-          h('input', { type: 'checkbox', id, name: 'event_types', value: t.type }),
-          h('label', { for: id }, h('code', {}, t.type), t.description ? h('span', { class: 'muted small block' }, t.description) : null),
-        )
-      }),
-    ),
-  )
+  return [...groups]
+    .sort(([a], [b]) => groupOrder(a, b))
+    .map(([group, list]) =>
+      h(
+        'fieldset',
+        { class: 'type-group' },
+        h('legend', {}, group),
+        list.map((t) => {
+          const id = uid('type')
+          return h(
+            'div',
+            { class: 'check' },
+            h('input', { type: 'checkbox', id, name: 'event_types', value: t.type }),
+            h(
+              'label',
+              { for: id },
+              typeName(t.type),
+              t.description ? h('span', { class: 'muted small block' }, t.description) : null,
+            ),
+          )
+        }),
+      ),
+    )
 }

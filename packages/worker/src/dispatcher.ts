@@ -26,6 +26,8 @@ export const CONCURRENCY_DEFAULT = 64
 export const POLL_INTERVAL_DEFAULT_MS = 1_000
 export const MAINTENANCE_INTERVAL_DEFAULT_MS = 5_000
 export const SHUTDOWN_GRACE_DEFAULT_MS = 15_000
+/** Events fanned out per transaction. */
+export const FANOUT_BATCH = 50
 
 export interface DispatcherOptions {
   readonly db: Db
@@ -73,6 +75,9 @@ export class Dispatcher {
   #wake: (() => void) | null = null
   #nudged = false
   #loop: Promise<void> | null = null
+  /** New events may be waiting: set by their NOTIFY, at start and by the fallback poll. */
+  #eventsHint = true
+  #lastFanout = 0
   #maintenanceTimer: NodeJS.Timeout | null = null
 
   constructor(options: DispatcherOptions) {
@@ -91,7 +96,10 @@ export class Dispatcher {
   async start(): Promise<void> {
     if (this.#running) return
     this.#running = true
-    await this.#o.notifier?.listen(EVENTS_CHANNEL, () => this.nudge())
+    await this.#o.notifier?.listen(EVENTS_CHANNEL, () => {
+      this.#eventsHint = true
+      this.nudge()
+    })
     await this.#o.notifier?.listen(DELIVERIES_CHANNEL, () => this.nudge())
     this.#loop = this.#run()
     const every = this.#o.maintenanceIntervalMs ?? MAINTENANCE_INTERVAL_DEFAULT_MS
@@ -145,7 +153,10 @@ export class Dispatcher {
       if (busy && this.#inflight.size < this.#concurrency) continue
       const poll = this.#o.pollIntervalMs ?? POLL_INTERVAL_DEFAULT_MS
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, poll * (0.9 + Math.random() * 0.2))
+        const t = setTimeout(() => {
+          this.#eventsHint = true
+          resolve()
+        }, poll * (0.9 + Math.random() * 0.2))
         this.#wake = () => {
           clearTimeout(t)
           resolve()
@@ -156,9 +167,20 @@ export class Dispatcher {
     }
   }
 
-  /** One producer pass: fan out new events, claim into free slots. True if it did anything. */
+  /**
+   * One producer pass: fan out new events, claim into free slots. True if it did anything.
+   * With a notifier, fan-out runs only when an event's NOTIFY (or the fallback poll) says there
+   * may be something to do, and at least once per poll interval while busy, so a lost NOTIFY
+   * costs at most that interval; without one, every pass fans out.
+   */
   async #step(): Promise<boolean> {
-    const fan = await this.fanoutOnce()
+    let fan = { events: 0, enqueued: 0 }
+    const poll = this.#o.pollIntervalMs ?? POLL_INTERVAL_DEFAULT_MS
+    if (this.#eventsHint || !this.#o.notifier || performance.now() - this.#lastFanout >= poll) {
+      this.#eventsHint = false
+      this.#lastFanout = performance.now()
+      fan = await this.fanoutOnce()
+    }
     const free = this.#concurrency - this.#inflight.size
     if (free <= 0) return fan.events > 0
     const now = this.#o.clock.now()
@@ -199,10 +221,12 @@ export class Dispatcher {
         catalog: this.#o.catalog,
         embedAdmits: this.#o.embedAdmits,
         actor: this.#actor,
+        limit: FANOUT_BATCH,
       })
       events += r.events
       enqueued += r.enqueued
-      if (r.events === 0) return { events, enqueued }
+      // A short batch means nothing else was waiting (or another worker holds it).
+      if (r.events < FANOUT_BATCH) return { events, enqueued }
     }
   }
 
