@@ -46,7 +46,11 @@ try {
   console.log('=== B: lateral limit 1')
   await ex(`${heads} select d.*, ev.id as ev_id from heads cross join lateral (select * from deliveries d where d.id = heads.id and d.state in ('pending','retryable') and d.next_attempt_at <= $1 limit 1) d left join events ev on ev.owner_id = d.owner_id and ev.id = d.event_id order by d.next_attempt_at, d.id for update of d skip locked`, [now, 64])
   await c.query('rollback')
-  // settle shapes: mark 64 running first
+  // settle shapes: churn 10,000 rows through running -> completed first (dead running entries)
+  for (let k = 0; k < 100; k++) {
+    await c.query(`update deliveries set state = 'running', claimed_by = 'w', lease_until = $1 where id in (select id from deliveries where state = 'pending' limit 100)`, [now])
+    await c.query(`update deliveries set state = 'completed', claimed_by = null, lease_until = null, next_attempt_at = null where state = 'running'`)
+  }
   await c.query('begin')
   const ids = (await c.query(`${heads} select id from heads`, [now, 64])).rows.map((r) => r.id)
   const lease = new Date(now.getTime() + 15000)
@@ -59,7 +63,8 @@ try {
     where d.id = r.id and g.id = r.id ${extra}
       and d.claimed_by = g.claimed_by and d.lease_until = g.lease_until
     returning d.id`
-  for (const [name, extra] of [['current', "and d.state = 'running'"], ['no state qual', ''], ['state || ""', "and d.state || '' = 'running'"]]) {
+  const idl = '{' + ids.join(',') + '}'
+  for (const [name, extra] of [['current', "and d.state = 'running'"], ['no state qual + ids', `and d.id = any('${idl}'::uuid[])`], ['state + ids', `and d.state = 'running' and d.id = any('${idl}'::uuid[])`]]) {
     console.log('=== settle', name)
     await c.query('savepoint s')
     await ex(upd(extra), [rows, guards])

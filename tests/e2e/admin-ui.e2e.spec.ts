@@ -41,7 +41,9 @@ async function startStack(): Promise<Stack> {
   app.route('/', createUiRoutes())
   let server: ServerType | null = null
   const port = await new Promise<number>((resolve) => {
-    server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info.port))
+    server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) =>
+      resolve(info.port),
+    )
   })
   const url = `http://127.0.0.1:${port}`
   // As the service does: the row links point at the address actually listened on.
@@ -98,8 +100,16 @@ async function startStack(): Promise<Stack> {
     }
   }).start()
   const now = new Date()
-  const admin = await apiTokenCreate(database.db, { owner_id: 'acme', scopes: ['admin', 'publish'], now })
-  const publishOnly = await apiTokenCreate(database.db, { owner_id: 'acme', scopes: ['publish'], now })
+  const admin = await apiTokenCreate(database.db, {
+    owner_id: 'acme',
+    scopes: ['admin', 'publish'],
+    now,
+  })
+  const publishOnly = await apiTokenCreate(database.db, {
+    owner_id: 'acme',
+    scopes: ['publish'],
+    now,
+  })
   return Object.assign(stack, { adminToken: admin.token, publishOnlyToken: publishOnly.token })
 }
 
@@ -114,7 +124,15 @@ beforeAll(async () => {
     startStack(),
     chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        '--disable-quic',
+      ],
     }),
   ])
 })
@@ -131,7 +149,8 @@ async function openTab(context: BrowserContext): Promise<{ page: Page; errors: s
   const errors: string[] = []
   page.on('pageerror', (err) => errors.push(err.message))
   page.on('console', (m) => {
-    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(m.text())
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource'))
+      errors.push(m.text())
   })
   return { page, errors }
 }
@@ -146,14 +165,19 @@ async function publish(id: string, type = 'booking.created'): Promise<void> {
 }
 
 async function adminGet<T>(path: string): Promise<T> {
-  const res = await fetch(`${stack.url}${path}`, { headers: { authorization: `Bearer ${stack.adminToken}` } })
+  const res = await fetch(`${stack.url}${path}`, {
+    headers: { authorization: `Bearer ${stack.adminToken}` },
+  })
   expect(res.status).toBe(200)
   return (await res.json()) as T
 }
 
 describe('admin UI in a real browser', () => {
   it('signs in, creates an endpoint, follows a delivery to its attempts, sends a test and disables', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] })
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      permissions: ['clipboard-read', 'clipboard-write'],
+    })
     const { page, errors } = await openTab(context)
 
     // Sign in: a refused token is explained next to the field, both for 401 and 403.
@@ -182,11 +206,15 @@ describe('admin UI in a real browser', () => {
     await urlField.fill('http://10.1.2.3/hook')
     await globField.fill('nothing.*')
     await page.getByRole('button', { name: 'Create endpoint' }).click()
-    expect(await page.locator('#endpoint-url-error').innerText()).toContain('10.1.2.3 is not allowed')
+    expect(await page.locator('#endpoint-url-error').innerText()).toContain(
+      '10.1.2.3 is not allowed',
+    )
     expect(await urlField.getAttribute('aria-invalid')).toBe('true')
     await urlField.fill(stack.receiver.url())
     await page.getByRole('button', { name: 'Create endpoint' }).click()
-    expect(await page.locator('#endpoint-globs-error').innerText()).toContain('"nothing.*" matches no webhook-visible event type')
+    expect(await page.locator('#endpoint-globs-error').innerText()).toContain(
+      '"nothing.*" matches no webhook-visible event type',
+    )
     expect(await urlField.getAttribute('aria-invalid')).toBeNull()
     await globField.fill('')
     await page.getByLabel('Description').fill('Bookings receiver')
@@ -211,7 +239,11 @@ describe('admin UI in a real browser', () => {
     await row.getByText('completed', { exact: true }).waitFor()
     expect(stack.verified).toEqual(['evt_ui_booking_1'])
     const attemptsLink = row.getByRole('link', { name: /View attempts/ })
-    const [delivery] = (await adminGet<{ data: { id: string; link: string }[] }>(`/api/admin/webhooks/${endpointId}/deliveries`)).data
+    const [delivery] = (
+      await adminGet<{ data: { id: string; link: string }[] }>(
+        `/api/admin/webhooks/${endpointId}/deliveries`,
+      )
+    ).data
     expect(await attemptsLink.getAttribute('href')).toBe(delivery!.link)
     expect(delivery!.link).toBe(`${stack.url}/ui/deliveries/${delivery!.id}`)
 
@@ -222,7 +254,10 @@ describe('admin UI in a real browser', () => {
     await page.getByRole('heading', { level: 2, name: 'Run 1' }).waitFor()
     const attemptRows = page.locator('section.run tbody tr')
     expect(await attemptRows.count()).toBe(1)
-    const [attemptNo, , duration, status, error, outcome, signedWith] = await attemptRows.first().locator('td').allInnerTexts()
+    const [attemptNo, , duration, status, error, outcome, signedWith] = await attemptRows
+      .first()
+      .locator('td')
+      .allInnerTexts()
     expect([attemptNo, status, error, outcome]).toEqual(['1', '204', '—', 'completed'])
     expect(duration).toMatch(/^\d+ ms$/)
     expect(signedWith).toMatch(/\S/)
@@ -232,8 +267,14 @@ describe('admin UI in a real browser', () => {
     await page.goto(`${stack.url}/ui/integrations/webhooks/${endpointId}`)
     await page.getByRole('button', { name: 'Send test' }).click()
     await page.getByText(/Test event evt_\w+ queued/).waitFor()
-    await page.locator('tbody tr', { hasText: 'webhook.test' }).getByText('completed', { exact: true }).waitFor()
-    expect(stack.receiver.requests.map((r) => JSON.parse(r.body).type)).toEqual(['booking.created', 'webhook.test'])
+    await page
+      .locator('tbody tr', { hasText: 'webhook.test' })
+      .getByText('completed', { exact: true })
+      .waitFor()
+    expect(stack.receiver.requests.map((r) => JSON.parse(r.body).type)).toEqual([
+      'booking.created',
+      'webhook.test',
+    ])
 
     // Disable: the state changes on the page and on the server; sending is switched off.
     await page.getByRole('button', { name: 'Disable endpoint' }).click()
@@ -241,11 +282,17 @@ describe('admin UI in a real browser', () => {
     await page.locator('.head-state').getByText('disabled', { exact: true }).waitFor()
     await page.getByRole('button', { name: 'Enable endpoint' }).waitFor()
     expect(await page.getByRole('button', { name: 'Send test' }).isDisabled()).toBe(true)
-    expect((await adminGet<{ enabled: boolean; state: string }>(`/api/admin/webhooks/${endpointId}`)).state).toBe('disabled')
+    expect(
+      (await adminGet<{ enabled: boolean; state: string }>(`/api/admin/webhooks/${endpointId}`))
+        .state,
+    ).toBe('disabled')
     await page.screenshot({ path: SCREENSHOT, fullPage: true })
 
     // The list shows it too.
-    await page.getByRole('navigation', { name: 'Admin sections' }).getByRole('link', { name: 'Webhooks' }).click()
+    await page
+      .getByRole('navigation', { name: 'Admin sections' })
+      .getByRole('link', { name: 'Webhooks' })
+      .click()
     const listRow = page.locator('tbody tr', { hasText: stack.receiver.url() })
     await listRow.getByText('disabled', { exact: true }).waitFor()
     expect(await listRow.getByText('booking.created').count()).toBe(1)
@@ -261,11 +308,16 @@ describe('admin UI in a real browser', () => {
       body: JSON.stringify({ url: stack.receiver.url('/second'), event_types: ['booking.*'] }),
     })
     expect(created.status).toBe(201)
-    const { endpoint, secret: firstSecret } = (await created.json()) as { endpoint: { id: string }; secret: string }
+    const { endpoint, secret: firstSecret } = (await created.json()) as {
+      endpoint: { id: string }
+      secret: string
+    }
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
     // Signed in already: the token is what the sign-in screen would have kept.
-    await context.addInitScript(`sessionStorage.setItem('hookledger.token', ${JSON.stringify(stack.adminToken)})`)
+    await context.addInitScript(
+      `sessionStorage.setItem('hookledger.token', ${JSON.stringify(stack.adminToken)})`,
+    )
     const { page, errors } = await openTab(context)
     await page.goto(`${stack.url}/ui/integrations/webhooks/${endpoint.id}`)
 
@@ -303,10 +355,19 @@ describe('admin UI in a real browser', () => {
     // Delete, after a confirmation; the list says what happened.
     await page.goBack()
     await page.getByRole('button', { name: 'Delete endpoint' }).click()
-    await page.getByRole('dialog', { name: 'Delete this endpoint?' }).getByRole('button', { name: 'Delete endpoint' }).click()
+    await page
+      .getByRole('dialog', { name: 'Delete this endpoint?' })
+      .getByRole('button', { name: 'Delete endpoint' })
+      .click()
     await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor()
     await page.getByText(`Deleted ${stack.receiver.url('/second')}`).waitFor()
-    expect((await fetch(`${stack.url}/api/admin/webhooks/${endpoint.id}`, { headers: { authorization: `Bearer ${stack.adminToken}` } })).status).toBe(404)
+    expect(
+      (
+        await fetch(`${stack.url}/api/admin/webhooks/${endpoint.id}`, {
+          headers: { authorization: `Bearer ${stack.adminToken}` },
+        })
+      ).status,
+    ).toBe(404)
 
     await page.goto(`${stack.url}/ui/deliveries/00000000-0000-4000-8000-000000000000`)
     await page.getByRole('heading', { level: 1, name: 'Delivery not found' }).waitFor()
@@ -322,11 +383,15 @@ describe('admin UI in a real browser', () => {
     expect(shell.headers.get('content-security-policy')).toContain("script-src 'self'")
     const css = await fetch(`${stack.url}/ui/assets/style.css`)
     expect(css.headers.get('content-type')).toContain('text/css')
-    const again = await fetch(`${stack.url}/ui/assets/style.css`, { headers: { 'if-none-match': css.headers.get('etag')! } })
+    const again = await fetch(`${stack.url}/ui/assets/style.css`, {
+      headers: { 'if-none-match': css.headers.get('etag')! },
+    })
     expect(again.status).toBe(304)
     expect((await fetch(`${stack.url}/ui/assets/missing.js`)).status).toBe(404)
     expect((await fetch(`${stack.url}/ui/assets/..%2Fsrc%2Findex.ts`)).status).toBe(404)
     // The API keeps answering problems for its own paths.
-    expect((await fetch(`${stack.url}/api/admin/webhooks`)).headers.get('content-type')).toBe('application/problem+json')
+    expect((await fetch(`${stack.url}/api/admin/webhooks`)).headers.get('content-type')).toBe(
+      'application/problem+json',
+    )
   })
 })

@@ -169,7 +169,8 @@ export async function endpointPage({ main, params: [id], signal }) {
     } finally {
       button.removeAttribute('aria-busy')
       button.disabled = false
-      renderEndpoint()
+      // After a delete the page is gone: nothing to redraw (and the title is the list's now).
+      if (!signal.aborted) renderEndpoint()
     }
   }
   const say = (...message) => fill(actionNotice, successNotice(...message))
