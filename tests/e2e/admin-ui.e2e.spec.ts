@@ -361,6 +361,7 @@ describe('admin UI in a real browser', () => {
       .click()
     await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor()
     await page.getByText(`Deleted ${stack.receiver.url('/second')}`).waitFor()
+    expect(await page.title()).toBe('Webhooks · hookledger admin')
     expect(
       (
         await fetch(`${stack.url}/api/admin/webhooks/${endpoint.id}`, {

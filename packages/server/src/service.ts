@@ -15,6 +15,7 @@ import {
   type Clock,
 } from '@hookledger/core'
 import { createApi } from '@hookledger/api'
+import { createUiRoutes } from '@hookledger/ui'
 import type { OpDeps } from '@hookledger/ops'
 import {
   apiTokenAny,
@@ -151,6 +152,8 @@ export async function startService(
   let url = ''
   if (role !== 'worker') {
     const app = createApi({ deps })
+    app.route('/', createUiRoutes())
+    app.get('/', (c) => c.redirect('/ui'))
     const port = await new Promise<number>((resolve) => {
       server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => resolve(info.port))
     })
@@ -158,6 +161,7 @@ export async function startService(
     ;(deps as { publicBaseUrl: string }).publicBaseUrl = url
     log.info({ url }, 'hookledger listening')
     out(`hookledger listening on ${url} (pid ${process.pid})`)
+    out(`admin UI: ${url}/ui`)
     if (!(await apiTokenAny(database.db))) {
       const { token } = await apiTokenCreate(database.db, {
         owner_id: 'default',
