@@ -13,7 +13,9 @@ const dataFor = (type: string, n: number) =>
     : { ref: `ref_${n}` }
 
 const subjectFor = (type: string, n: number) =>
-  type === 'corpus.note.changed' ? 'wiki://software/project/standmeet/architecture' : `${type.split('.')[0]}://item/${n}`
+  type === 'corpus.note.changed'
+    ? 'wiki://software/project/standmeet/architecture'
+    : `${type.split('.')[0]}://item/${n}`
 
 let cleanup: (() => Promise<void>)[] = []
 afterEach(async () => {
@@ -47,7 +49,10 @@ describe('the seed end-to-end test: one event per webhook-visible type, over HTT
     const token = await api.token('acme', ['admin', 'publish'])
 
     const createEndpoint = async (path: string, event_types: string[]) => {
-      const res = await api.call('POST', '/api/admin/webhooks', { token, body: { url: receiver.url(path), event_types } })
+      const res = await api.call('POST', '/api/admin/webhooks', {
+        token,
+        body: { url: receiver.url(path), event_types },
+      })
       expect(res.status, res.text).toBe(201)
       return res.body as { endpoint: { id: string }; secret: string }
     }
@@ -67,7 +72,9 @@ describe('the seed end-to-end test: one event per webhook-visible type, over HTT
       expect(res.status, res.text).toBe(202)
       published.set(id, type)
     }
-    const test = await api.call('POST', `/api/admin/webhooks/${all.endpoint.id}/send_test`, { token })
+    const test = await api.call('POST', `/api/admin/webhooks/${all.endpoint.id}/send_test`, {
+      token,
+    })
     expect(test.status, test.text).toBe(202)
     published.set(test.body.event_id, 'webhook.test')
 
@@ -81,18 +88,35 @@ describe('the seed end-to-end test: one event per webhook-visible type, over HTT
     const received: Record<string, string[]> = { '/all': [], '/bookings': [] }
     for (const req of receiver.requests) {
       const verifier = verifiers[req.path as keyof typeof verifiers]
-      const event = verifier.verify(req.body, req.headers as Record<string, string>) as { id: string; type: string; data: unknown }
+      const event = verifier.verify(req.body, req.headers as Record<string, string>) as {
+        id: string
+        type: string
+        data: unknown
+      }
       expect(req.headers['webhook-id']).toBe(event.id)
       expect(published.get(event.id)).toBe(event.type)
       received[req.path]!.push(event.type)
     }
     expect(received['/all']!.sort()).toEqual(SEED_EVENT_TYPES.map((t) => t.type).sort())
-    expect(received['/bookings']!.sort()).toEqual(['booking.cancelled', 'booking.created', 'booking.rescheduled'])
+    expect(received['/bookings']!.sort()).toEqual([
+      'booking.cancelled',
+      'booking.created',
+      'booking.rescheduled',
+    ])
 
     // The test event's delivery is the one send_test answered, and it completed.
-    const rows = await api.call('GET', `/api/admin/webhooks/${all.endpoint.id}/deliveries?limit=200`, { token })
+    const rows = await api.call(
+      'GET',
+      `/api/admin/webhooks/${all.endpoint.id}/deliveries?limit=200`,
+      { token },
+    )
     const testRow = rows.body.data.find((d: { id: string }) => d.id === test.body.delivery_id)
-    expect(testRow).toMatchObject({ event_id: test.body.event_id, event_type: 'webhook.test', state: 'completed', attempts: 1 })
+    expect(testRow).toMatchObject({
+      event_id: test.body.event_id,
+      event_type: 'webhook.test',
+      state: 'completed',
+      attempts: 1,
+    })
     expect(rows.body.data).toHaveLength(39)
 
     expect((await ledgerReplayVerify(database.db)).differences).toEqual([])

@@ -10,7 +10,6 @@ import {
   parseOpInput,
   type OpDeps,
   type Operation,
-  type Principal,
 } from '@hookledger/ops'
 import { apiTokenVerify } from '@hookledger/store'
 import { buildOpenApi } from './openapi.js'
@@ -24,7 +23,8 @@ export interface ApiOptions {
   readonly operations?: readonly Operation[]
 }
 
-type Env = { Variables: { principal: Principal; op: string } }
+/** `op` names the operation a request reached, for the request log line. */
+type Env = { Variables: { op: string } }
 
 /** `:id` path → a RegExp for the 405 check. */
 const pathPattern = (path: string) => new RegExp('^' + path.replace(/:[a-z_]+/g, '[^/]+') + '$')
@@ -55,7 +55,8 @@ async function rawInput(c: Context<Env>, op: Operation): Promise<Record<string, 
   const queries = c.req.queries()
   if (hasJsonBody(op.http.method)) {
     const first = Object.keys(queries)[0]
-    if (first !== undefined) throw invalidInput(first, 'send input in the JSON body, not the query string')
+    if (first !== undefined)
+      throw invalidInput(first, 'send input in the JSON body, not the query string')
     const text = await c.req.text()
     if (text.trim() !== '') {
       const type = c.req.header('content-type') ?? ''
@@ -105,20 +106,35 @@ export function createApi(options: ApiOptions): Hono<Env> {
     const started = performance.now()
     await next()
     log.debug(
-      { method: c.req.method, path: c.req.path, op: c.get('op'), status: c.res.status, ms: Math.round(performance.now() - started) },
+      {
+        method: c.req.method,
+        path: c.req.path,
+        op: c.get('op'),
+        status: c.res.status,
+        ms: Math.round(performance.now() - started),
+      },
       'api:request',
     )
   })
 
   app.get('/healthz', (c) => c.json({ ok: true }))
   app.get('/api/openapi.json', (c) => c.json(buildOpenApi(operations)))
-  routes.push({ method: 'GET', pattern: pathPattern('/healthz') }, { method: 'GET', pattern: pathPattern('/api/openapi.json') })
+  routes.push(
+    { method: 'GET', pattern: pathPattern('/healthz') },
+    { method: 'GET', pattern: pathPattern('/api/openapi.json') },
+  )
 
   for (const op of operations) {
     routes.push({ method: op.http.method, pattern: pathPattern(op.http.path) })
     const limit = bodyLimit({
       maxSize: REQUEST_BODY_MAX_BYTES,
-      onError: (c) => problem(c, 413, 'payload_too_large', `request body exceeds ${REQUEST_BODY_MAX_BYTES} bytes`),
+      onError: (c) =>
+        problem(
+          c,
+          413,
+          'payload_too_large',
+          `request body exceeds ${REQUEST_BODY_MAX_BYTES} bytes`,
+        ),
     })
     app.on(op.http.method, op.http.path, limit, async (c: Context<Env>) => {
       c.set('op', op.name)
@@ -143,7 +159,9 @@ export function createApi(options: ApiOptions): Hono<Env> {
   }
 
   app.notFound((c) => {
-    const allowed = [...new Set(routes.filter((r) => r.pattern.test(c.req.path)).map((r) => r.method))]
+    const allowed = [
+      ...new Set(routes.filter((r) => r.pattern.test(c.req.path)).map((r) => r.method)),
+    ]
     if (allowed.length > 0 && !allowed.includes(c.req.method)) {
       return problem(c, 405, 'method_not_allowed', `use ${allowed.join(', ')}`, undefined, {
         allow: allowed.join(', '),

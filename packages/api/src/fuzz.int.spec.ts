@@ -30,10 +30,37 @@ function prng(seed: number) {
 type Rng = ReturnType<typeof prng>
 
 /** Unicode that tends to break things: astral, RTL, combining, zero-width, controls, quotes. */
-const NASTY = ['é', '漢', '😀', '\u202e', 'e\u0301', '\u200b', '\ufeff', '\u0007', '"', "'", '\\', '%', '/', '..', '<', '{', '\n', '\t', 'ǅ', 'ß']
+const NASTY = [
+  'é',
+  '漢',
+  '😀',
+  '\u202e',
+  'e\u0301',
+  '\u200b',
+  '\ufeff',
+  '\u0007',
+  '"',
+  "'",
+  '\\',
+  '%',
+  '/',
+  '..',
+  '<',
+  '{',
+  '\n',
+  '\t',
+  'ǅ',
+  'ß',
+]
+/** At least `length` code points (zod's `max` counts code points, not UTF-16 units). */
 function nastyString(r: Rng, length: number): string {
   let s = ''
-  while (s.length < length) s += r.next() < 0.5 ? r.pick(NASTY) : String.fromCharCode(33 + r.int(94))
+  let codePoints = 0
+  while (codePoints < length) {
+    const piece = r.next() < 0.5 ? r.pick(NASTY) : String.fromCharCode(33 + r.int(94))
+    s += piece
+    codePoints += [...piece].length
+  }
   return s
 }
 
@@ -81,10 +108,28 @@ const CURSOR_BAD = [
   Buffer.from('{"__proto__":1}').toString('base64url'),
   '%00',
 ]
-const GLOBS_BAD: unknown[] = [[], ['book*'], ['nothing.here'], ['a'.repeat(201)], Array(65).fill('*'), [null], [7], 'booking.*', ['']]
+const GLOBS_BAD: unknown[] = [
+  [],
+  ['book*'],
+  ['nothing.here'],
+  ['a'.repeat(201)],
+  Array(65).fill('*'),
+  [null],
+  [7],
+  'booking.*',
+  [''],
+]
 
 const ROUTES: Route[] = [
-  { name: 'webhooks.list', method: 'GET', path: () => '/api/admin/webhooks', idKind: 'none', id: () => '', token: () => t.a, badQuery: { limit: LIMIT_BAD, cursor: CURSOR_BAD } },
+  {
+    name: 'webhooks.list',
+    method: 'GET',
+    path: () => '/api/admin/webhooks',
+    idKind: 'none',
+    id: () => '',
+    token: () => t.a,
+    badQuery: { limit: LIMIT_BAD, cursor: CURSOR_BAD },
+  },
   {
     name: 'webhooks.create',
     method: 'POST',
@@ -94,14 +139,42 @@ const ROUTES: Route[] = [
     token: () => t.a,
     body: () => ({ url: 'https://example.com/hook', event_types: ['booking.*'] }),
     fields: {
-      url: { kind: 'string', required: true, max: 2048, invalid: ['ftp://x.example', 'http://10.0.0.1/x', 'http://user:pw@example.com', 'not a url', '', 'http://169.254.169.254/'] },
+      url: {
+        kind: 'string',
+        required: true,
+        max: 2048,
+        invalid: [
+          'ftp://x.example',
+          'http://10.0.0.1/x',
+          'http://user:pw@example.com',
+          'not a url',
+          '',
+          'http://169.254.169.254/',
+        ],
+      },
       event_types: { kind: 'array', required: true, invalid: GLOBS_BAD },
       description: { kind: 'string', max: 1000 },
       embed_id: { kind: 'string', nullable: true, max: 200, invalid: ['has space', 'ü', ''] },
     },
   },
-  { name: 'webhooks.event_types', method: 'GET', path: () => '/api/admin/webhooks/event_types', idKind: 'none', id: () => '', token: () => t.a, badQuery: {} },
-  { name: 'webhooks.get', method: 'GET', path: (id) => `/api/admin/webhooks/${id}`, idKind: 'uuid', id: () => ids.endpoint, token: () => t.a, badQuery: {} },
+  {
+    name: 'webhooks.event_types',
+    method: 'GET',
+    path: () => '/api/admin/webhooks/event_types',
+    idKind: 'none',
+    id: () => '',
+    token: () => t.a,
+    badQuery: {},
+  },
+  {
+    name: 'webhooks.get',
+    method: 'GET',
+    path: (id) => `/api/admin/webhooks/${id}`,
+    idKind: 'uuid',
+    id: () => ids.endpoint,
+    token: () => t.a,
+    badQuery: {},
+  },
   {
     name: 'webhooks.update',
     method: 'PATCH',
@@ -111,16 +184,51 @@ const ROUTES: Route[] = [
     token: () => t.a,
     body: () => ({ description: 'changed' }),
     fields: {
-      url: { kind: 'string', max: 2048, invalid: ['javascript:alert(1)', 'http://127.0.0.1.nip.io@10.0.0.1/', 'http://[::ffff:10.0.0.1]/', 'http://10.1.2.3/'] },
+      url: {
+        kind: 'string',
+        max: 2048,
+        invalid: [
+          'javascript:alert(1)',
+          'http://127.0.0.1.nip.io@10.0.0.1/',
+          'http://[::ffff:10.0.0.1]/',
+          'http://10.1.2.3/',
+        ],
+      },
       description: { kind: 'string', max: 1000 },
       event_types: { kind: 'array', invalid: GLOBS_BAD },
       embed_id: { kind: 'string', nullable: true, max: 200, invalid: ['a/b'] },
       enabled: { kind: 'bool' },
     },
   },
-  { name: 'webhooks.delete', method: 'DELETE', path: (id) => `/api/admin/webhooks/${id}`, idKind: 'uuid', id: () => ids.endpoint, token: () => t.a, badQuery: {} },
-  { name: 'webhooks.rotate_secret', method: 'POST', path: (id) => `/api/admin/webhooks/${id}/rotate_secret`, idKind: 'uuid', id: () => ids.endpoint, token: () => t.a, body: () => ({}), fields: {} },
-  { name: 'webhooks.send_test', method: 'POST', path: (id) => `/api/admin/webhooks/${id}/send_test`, idKind: 'uuid', id: () => ids.endpoint, token: () => t.a, body: () => ({}), fields: {} },
+  {
+    name: 'webhooks.delete',
+    method: 'DELETE',
+    path: (id) => `/api/admin/webhooks/${id}`,
+    idKind: 'uuid',
+    id: () => ids.endpoint,
+    token: () => t.a,
+    badQuery: {},
+  },
+  {
+    name: 'webhooks.rotate_secret',
+    method: 'POST',
+    path: (id) => `/api/admin/webhooks/${id}/rotate_secret`,
+    idKind: 'uuid',
+    id: () => ids.endpoint,
+    token: () => t.a,
+    body: () => ({}),
+    fields: {},
+  },
+  {
+    name: 'webhooks.send_test',
+    method: 'POST',
+    path: (id) => `/api/admin/webhooks/${id}/send_test`,
+    idKind: 'uuid',
+    id: () => ids.endpoint,
+    token: () => t.a,
+    body: () => ({}),
+    fields: {},
+  },
   {
     name: 'webhooks.deliveries',
     method: 'GET',
@@ -128,10 +236,31 @@ const ROUTES: Route[] = [
     idKind: 'uuid',
     id: () => ids.endpoint,
     token: () => t.a,
-    badQuery: { limit: LIMIT_BAD, cursor: CURSOR_BAD, state: ['bogus', 'PENDING', '', 'pending,completed'] },
+    badQuery: {
+      limit: LIMIT_BAD,
+      cursor: CURSOR_BAD,
+      state: ['bogus', 'PENDING', '', 'pending,completed'],
+    },
   },
-  { name: 'webhooks.redeliver', method: 'POST', path: (id) => `/api/admin/webhooks/${id}/redeliver`, idKind: 'uuid', id: () => ids.endpoint, token: () => t.a, body: () => ({}), fields: {} },
-  { name: 'webhooks.attempts', method: 'GET', path: (id) => `/api/admin/deliveries/${id}/attempts`, idKind: 'uuid', id: () => ids.delivery, token: () => t.a, badQuery: {} },
+  {
+    name: 'webhooks.redeliver',
+    method: 'POST',
+    path: (id) => `/api/admin/webhooks/${id}/redeliver`,
+    idKind: 'uuid',
+    id: () => ids.endpoint,
+    token: () => t.a,
+    body: () => ({}),
+    fields: {},
+  },
+  {
+    name: 'webhooks.attempts',
+    method: 'GET',
+    path: (id) => `/api/admin/deliveries/${id}/attempts`,
+    idKind: 'uuid',
+    id: () => ids.delivery,
+    token: () => t.a,
+    badQuery: {},
+  },
   {
     name: 'events.publish',
     method: 'POST',
@@ -142,9 +271,24 @@ const ROUTES: Route[] = [
     body: () => ({ type: 'booking.created', subject: 'booking://1', data: { booking_id: 'b1' } }),
     fields: {
       id: { kind: 'string', max: 128, invalid: ['has.dot', 'space here', 'ü', ''] },
-      type: { kind: 'string', required: true, max: 200, invalid: ['invoice.paid', 'BOOKING.CREATED', 'booking.*', ''] },
+      type: {
+        kind: 'string',
+        required: true,
+        max: 200,
+        invalid: ['invoice.paid', 'BOOKING.CREATED', 'booking.*', ''],
+      },
       subject: { kind: 'string', required: true, max: 2048, invalid: [''] },
-      occurred_at: { kind: 'iso', invalid: ['yesterday', '2026-13-01T00:00:00Z', '0000-01-01T00:00:00Z', '2026-01-01', '+275760-09-13T00:00:00Z', '1969-12-31T23:59:59Z'] },
+      occurred_at: {
+        kind: 'iso',
+        invalid: [
+          'yesterday',
+          '2026-13-01T00:00:00Z',
+          '0000-01-01T00:00:00Z',
+          '2026-01-01',
+          '+275760-09-13T00:00:00Z',
+          '1969-12-31T23:59:59Z',
+        ],
+      },
       data: { kind: 'record' },
     },
   },
@@ -157,10 +301,33 @@ const ROUTES: Route[] = [
     id: () => 'embed_a',
     token: () => t.a,
     body: () => ({ access_code_id: 'code_a' }),
-    fields: { access_code_id: { kind: 'string', required: true, max: 200, invalid: ['code_missing', 'code_b', 'bad id', ''] } },
+    fields: {
+      access_code_id: {
+        kind: 'string',
+        required: true,
+        max: 200,
+        invalid: ['code_missing', 'code_b', 'bad id', ''],
+      },
+    },
   },
-  { name: 'embeds.get', method: 'GET', path: (id) => `/api/admin/embeds/${id}`, idKind: 'name', id: () => 'embed_a', token: () => t.a, badQuery: {} },
-  { name: 'embeds.delete', method: 'DELETE', path: (id) => `/api/admin/embeds/${id}`, idKind: 'name', id: () => 'embed_a', token: () => t.a, badQuery: {} },
+  {
+    name: 'embeds.get',
+    method: 'GET',
+    path: (id) => `/api/admin/embeds/${id}`,
+    idKind: 'name',
+    id: () => 'embed_a',
+    token: () => t.a,
+    badQuery: {},
+  },
+  {
+    name: 'embeds.delete',
+    method: 'DELETE',
+    path: (id) => `/api/admin/embeds/${id}`,
+    idKind: 'name',
+    id: () => 'embed_a',
+    token: () => t.a,
+    badQuery: {},
+  },
   {
     name: 'access_codes.put',
     method: 'PUT',
@@ -171,14 +338,39 @@ const ROUTES: Route[] = [
     token: () => t.a,
     body: () => ({ role_globs: ['wiki://**'] }),
     fields: {
-      role_globs: { kind: 'array', required: true, invalid: [[], Array(65).fill('a'), ['x'.repeat(1025)], [''], [1]] },
+      role_globs: {
+        kind: 'array',
+        required: true,
+        invalid: [[], Array(65).fill('a'), ['x'.repeat(1025)], [''], [1]],
+      },
       deny_globs: { kind: 'array', invalid: [Array(65).fill('a'), [''], [false]] },
       reads_published_slice: { kind: 'bool' },
-      expires_at: { kind: 'iso', nullable: true, invalid: ['never', '2026-02-30', '99999-01-01T00:00:00Z'] },
+      expires_at: {
+        kind: 'iso',
+        nullable: true,
+        invalid: ['never', '2026-02-30', '99999-01-01T00:00:00Z'],
+      },
     },
   },
-  { name: 'access_codes.get', method: 'GET', path: (id) => `/api/admin/access_codes/${id}`, idKind: 'name', id: () => 'code_a', token: () => t.a, badQuery: {} },
-  { name: 'access_codes.revoke', method: 'POST', path: (id) => `/api/admin/access_codes/${id}/revoke`, idKind: 'name', id: () => 'code_a', token: () => t.a, body: () => ({}), fields: {} },
+  {
+    name: 'access_codes.get',
+    method: 'GET',
+    path: (id) => `/api/admin/access_codes/${id}`,
+    idKind: 'name',
+    id: () => 'code_a',
+    token: () => t.a,
+    badQuery: {},
+  },
+  {
+    name: 'access_codes.revoke',
+    method: 'POST',
+    path: (id) => `/api/admin/access_codes/${id}/revoke`,
+    idKind: 'name',
+    id: () => 'code_a',
+    token: () => t.a,
+    body: () => ({}),
+    fields: {},
+  },
   {
     name: 'ledger.read',
     method: 'GET',
@@ -204,9 +396,24 @@ const ROUTES: Route[] = [
     id: () => '',
     token: () => t.operator,
     baseQuery: 'event_id=evt_a',
-    badQuery: { limit: ['0', '10001', 'x'], endpoint_id: ['x'], delivery_id: ['1'], event_id: ['', 'a b'], owner_id: ['', 'o'.repeat(201)] },
+    badQuery: {
+      limit: ['0', '10001', 'x'],
+      endpoint_id: ['x'],
+      delivery_id: ['1'],
+      event_id: ['', 'a b'],
+      owner_id: ['', 'o'.repeat(201)],
+    },
   },
-  { name: 'ledger.replay', method: 'POST', path: () => '/api/operator/ledger/replay', idKind: 'none', id: () => '', token: () => t.operator, body: () => ({}), fields: {} },
+  {
+    name: 'ledger.replay',
+    method: 'POST',
+    path: () => '/api/operator/ledger/replay',
+    idKind: 'none',
+    id: () => '',
+    token: () => t.operator,
+    body: () => ({}),
+    fields: {},
+  },
 ]
 
 /** One malformed request and the category that made it so. */
@@ -232,16 +439,33 @@ function badValue(r: Rng, field: Field): unknown {
   }[field.kind]
   const choices: (() => unknown)[] = [() => r.pick(wrongTypes)]
   if (!field.nullable) choices.push(() => null)
-  if (field.invalid?.length) choices.push(() => r.pick(field.invalid!), () => r.pick(field.invalid!))
+  if (field.invalid?.length)
+    choices.push(
+      () => r.pick(field.invalid!),
+      () => r.pick(field.invalid!),
+    )
   if (field.kind === 'string' && field.max) {
     choices.push(() => nastyString(r, field.max! + 1 + r.int(3000)))
-    choices.push(() => 'ok\u0000nul', () => 'lone \ud800 surrogate', () => '\udc00')
+    choices.push(
+      () => 'ok\u0000nul',
+      () => 'lone \ud800 surrogate',
+      () => '\udc00',
+    )
   }
-  if (field.kind === 'array') choices.push(() => ['ok', 'nul\u0000'], () => Array(65 + r.int(100)).fill('booking.*'), () => ['x'.repeat(5000)])
+  if (field.kind === 'array')
+    choices.push(
+      () => ['ok', 'nul\u0000'],
+      () => Array(65 + r.int(100)).fill('booking.*'),
+      () => ['x'.repeat(5000)],
+    )
   if (field.kind === 'record') {
     choices.push(
       () => ({ blob: nastyString(r, 16_500 + r.int(20_000)) }),
-      () => { let v: unknown = 1; for (let i = 0; i < 33 + r.int(60); i++) v = { v }; return v },
+      () => {
+        let v: unknown = 1
+        for (let i = 0; i < 33 + r.int(60); i++) v = { v }
+        return v
+      },
       () => ({ ['k\u0000']: 1 }),
       () => ({ x: '\ud83d' }),
     )
@@ -253,7 +477,10 @@ const encode = (id: string) => encodeURIComponent(id)
 
 function badId(r: Rng, route: Route): string {
   // For a UUID route, a name is malformed; for a name route only characters or length are.
-  const uuidOnly = route.idKind === 'uuid' ? ['abc', '123', randomUUID().replaceAll('-', ''), randomUUID() + 'x', 'ABC:def'] : []
+  const uuidOnly =
+    route.idKind === 'uuid'
+      ? ['abc', '123', randomUUID().replaceAll('-', ''), randomUUID() + 'x', 'ABC:def']
+      : []
   const malformed = [
     ...uuidOnly,
     encode('ü' + nastyString(r, r.int(40))),
@@ -266,7 +493,10 @@ function badId(r: Rng, route: Route): string {
     '..',
   ]
   if (route.creates) return r.pick(malformed)
-  const absent = route.idKind === 'uuid' ? [randomUUID(), ids.bEndpoint, '00000000-0000-0000-0000-000000000000'] : ['missing_' + r.int(1e6), 'embed_b', 'code_b']
+  const absent =
+    route.idKind === 'uuid'
+      ? [randomUUID(), ids.bEndpoint, '00000000-0000-0000-0000-000000000000']
+      : ['missing_' + r.int(1e6), 'embed_b', 'code_b']
   return r.next() < 0.6 ? r.pick(malformed) : r.pick(absent)
 }
 
@@ -280,28 +510,59 @@ function makeRequest(r: Rng, route: Route): FuzzRequest {
 
   const categories = ['token', 'scope', 'method', 'route']
   if (route.idKind !== 'none') categories.push('id', 'id')
-  if (route.body) categories.push('json', 'shape', 'media', 'extra', 'query-on-body', 'oversize', 'field', 'field', 'field', 'field')
-  if (route.fields && Object.values(route.fields).some((f) => f.invalid?.length)) categories.push('semantic')
+  if (route.body)
+    categories.push(
+      'json',
+      'shape',
+      'media',
+      'extra',
+      'query-on-body',
+      'oversize',
+      'field',
+      'field',
+      'field',
+      'field',
+    )
+  if (route.fields && Object.values(route.fields).some((f) => f.invalid?.length))
+    categories.push('semantic')
   if (route.badQuery) categories.push('extra', 'query', 'query', 'repeat')
-  if (route.fields && Object.values(route.fields).some((f) => f.required)) categories.push('missing')
+  if (route.fields && Object.values(route.fields).some((f) => f.required))
+    categories.push('missing')
   if (route.baseQuery) categories.push('no-filter')
   const category = r.pick(categories)
 
   switch (category) {
     case 'token': {
-      const bad = ['', 'Bearer', 'Bearer ', 'Basic dXNlcjpwdw==', `Bearer ${route.token()}x`, `Bearer ${'a'.repeat(5000)}`, `Bearer hl_${nastyString(r, 20).replace(/[^\x20-\x7e]/g, 'q')}`, `Token ${route.token()}`, `Bearer  ${route.token()}`]
+      const bad = [
+        '',
+        'Bearer',
+        'Bearer ',
+        'Basic dXNlcjpwdw==',
+        `Bearer ${route.token()}x`,
+        `Bearer ${'a'.repeat(5000)}`,
+        `Bearer hl_${nastyString(r, 20).replace(/[^\x20-\x7e]/g, 'q')}`,
+        `Token ${route.token()}`,
+        `Bearer  ${route.token()}`,
+      ]
       const value = r.pick(bad)
       if (value === '') delete headers['authorization']
       else headers['authorization'] = value
       break
     }
     case 'scope': {
-      const wrong = route.token() === t.operator ? [t.a, t.aPublish] : route.token() === t.aPublish ? [t.operator] : [t.aPublish, t.operator]
+      const wrong =
+        route.token() === t.operator
+          ? [t.a, t.aPublish]
+          : route.token() === t.aPublish
+            ? [t.operator]
+            : [t.aPublish, t.operator]
       headers['authorization'] = `Bearer ${r.pick(wrong)}`
       break
     }
     case 'method': {
-      const allowed = new Set(ROUTES.filter((x) => x.path(x.id()) === route.path(route.id())).map((x) => x.method))
+      const allowed = new Set(
+        ROUTES.filter((x) => x.path(x.id()) === route.path(route.id())).map((x) => x.method),
+      )
       // HEAD runs a GET route (without a body), so it is never picked as a wrong method.
       const method = r.pick(METHODS.filter((m) => !allowed.has(m as Route['method'])))
       // A GET cannot carry a body; other methods keep the route's body.
@@ -309,8 +570,22 @@ function makeRequest(r: Rng, route: Route): FuzzRequest {
       return { category, method, path: withQuery(), headers, ...(keep ? { body } : {}) }
     }
     case 'route': {
-      const suffixes = ['/x', '/', '//', '/../../etc/passwd', `/${encode(nastyString(r, 10))}`, '/%2e%2e/']
-      const prefixes = ['/api/admin/webhook', '/api/admin/webhooks/x/y/z', '/API/admin/webhooks', '/api/operator', '/api', '/api/events/x']
+      const suffixes = [
+        '/x',
+        '/',
+        '//',
+        '/../../etc/passwd',
+        `/${encode(nastyString(r, 10))}`,
+        '/%2e%2e/',
+      ]
+      const prefixes = [
+        '/api/admin/webhook',
+        '/api/admin/webhooks/x/y/z',
+        '/API/admin/webhooks',
+        '/api/operator',
+        '/api',
+        '/api/events/x',
+      ]
       path = r.next() < 0.5 ? path + r.pick(suffixes) : r.pick(prefixes)
       if (path === '/api/admin/webhooks/') path += 'x/y'
       break
@@ -319,26 +594,60 @@ function makeRequest(r: Rng, route: Route): FuzzRequest {
       path = route.path(badId(r, route))
       break
     case 'json':
-      body = r.pick(['{', '{"url":', '{"a":1,}', "{'a':1}", '{"a":NaN}', '{"a":01}', '[', 'nul', '{"a":"\\x"}', '{"a":"\\ud800"x}', '\u0000', '{}{}', 'undefined'])
+      body = r.pick([
+        '{',
+        '{"url":',
+        '{"a":1,}',
+        "{'a':1}",
+        '{"a":NaN}',
+        '{"a":01}',
+        '[',
+        'nul',
+        '{"a":"\\x"}',
+        '{"a":"\\ud800"x}',
+        '\u0000',
+        '{}{}',
+        'undefined',
+      ])
       break
     case 'shape':
       body = r.pick(['[]', '[{}]', '1', '"str"', 'null', 'true', '[1,2,3]', '-0'])
       break
     case 'media':
-      headers['content-type'] = r.pick(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'json'])
+      headers['content-type'] = r.pick([
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/xml',
+        'json',
+      ])
       body = body ?? '{}'
       break
     case 'extra': {
       if (body !== undefined) {
         const parsed = JSON.parse(body) as Record<string, unknown>
-        const key = r.pick(['__proto__', 'constructor', 'owner_id', 'extra', nastyString(r, 8), 'id', 'secret', 'prototype'])
+        const key = r.pick([
+          '__proto__',
+          'constructor',
+          'owner_id',
+          'extra',
+          nastyString(r, 8),
+          'id',
+          'secret',
+          'prototype',
+        ])
         // `id` in a body that also has `:id` in the path is refused as ambiguous; in publish, `id`
         // is a real field, so give it a value that cannot be valid.
         parsed[key] = key === 'id' ? { not: 'an id' } : r.pick([1, 'x', null, { a: 1 }])
-        body = key === '__proto__' ? body.replace(/^\{/, `{"__proto__":${JSON.stringify(parsed[key] ?? 1)},`) : JSON.stringify(parsed)
+        body =
+          key === '__proto__'
+            ? body.replace(/^\{/, `{"__proto__":${JSON.stringify(parsed[key] ?? 1)},`)
+            : JSON.stringify(parsed)
       } else {
         const known = Object.keys(route.badQuery ?? {})
-        const name = r.pick(['owner_id', 'x', 'secret', 'debug', nastyString(r, 5)].filter((n) => !known.includes(n)))
+        const name = r.pick(
+          ['owner_id', 'x', 'secret', 'debug', nastyString(r, 5)].filter((n) => !known.includes(n)),
+        )
         query = [query, `${encode(name)}=1`].filter(Boolean).join('&')
       }
       break
@@ -349,7 +658,9 @@ function makeRequest(r: Rng, route: Route): FuzzRequest {
     case 'query': {
       const params = Object.entries(route.badQuery!)
       if (params.length === 0) {
-        query = [query, `unknown_${r.int(100)}=${encode(nastyString(r, 5))}`].filter(Boolean).join('&')
+        query = [query, `unknown_${r.int(100)}=${encode(nastyString(r, 5))}`]
+          .filter(Boolean)
+          .join('&')
       } else {
         const [name, values] = r.pick(params)
         query = [query, `${name}=${encode(r.pick(values))}`].filter(Boolean).join('&')
@@ -363,7 +674,9 @@ function makeRequest(r: Rng, route: Route): FuzzRequest {
     }
     case 'missing': {
       const parsed = JSON.parse(body!) as Record<string, unknown>
-      const required = Object.entries(route.fields!).filter(([, f]) => f.required).map(([n]) => n)
+      const required = Object.entries(route.fields!)
+        .filter(([, f]) => f.required)
+        .map(([n]) => n)
       delete parsed[r.pick(required)]
       body = JSON.stringify(parsed)
       break
@@ -400,7 +713,13 @@ function makeRequest(r: Rng, route: Route): FuzzRequest {
       break
     }
   }
-  return { category, method: route.method, path: withQuery(), headers, ...(body !== undefined ? { body } : {}) }
+  return {
+    category,
+    method: route.method,
+    path: withQuery(),
+    headers,
+    ...(body !== undefined ? { body } : {}),
+  }
 }
 
 beforeAll(async () => {
@@ -410,17 +729,45 @@ beforeAll(async () => {
   t.aPublish = await api.token('acme', ['publish'])
   t.operator = await api.token('', ['operator'])
   t.b = await api.token('globex', ['admin', 'publish'])
-  const a = await api.call('POST', '/api/admin/webhooks', { token: t.a, body: { url: 'https://example.com/a', event_types: ['*'] } })
-  const b = await api.call('POST', '/api/admin/webhooks', { token: t.b, body: { url: 'https://example.com/b', event_types: ['*'] } })
+  const a = await api.call('POST', '/api/admin/webhooks', {
+    token: t.a,
+    body: { url: 'https://example.com/a', event_types: ['*'] },
+  })
+  const b = await api.call('POST', '/api/admin/webhooks', {
+    token: t.b,
+    body: { url: 'https://example.com/b', event_types: ['*'] },
+  })
   ids.endpoint = a.body.endpoint.id
   ids.bEndpoint = b.body.endpoint.id
-  await api.call('POST', '/api/events', { token: t.a, body: { id: 'evt_a', type: 'booking.created', subject: 'booking://a' } })
-  await fanoutRun(database.db, { now: new Date(), catalog: api.deps.catalog, embedAdmits: async () => false, actor: 'system' })
-  ids.delivery = (await api.call('GET', `/api/admin/webhooks/${ids.endpoint}/deliveries`, { token: t.a })).body.data[0].id
-  await api.call('PUT', '/api/admin/access_codes/code_a', { token: t.a, body: { role_globs: ['wiki://**'] } })
-  await api.call('PUT', '/api/admin/embeds/embed_a', { token: t.a, body: { access_code_id: 'code_a' } })
-  await api.call('PUT', '/api/admin/access_codes/code_b', { token: t.b, body: { role_globs: ['wiki://**'] } })
-  await api.call('PUT', '/api/admin/embeds/embed_b', { token: t.b, body: { access_code_id: 'code_b' } })
+  await api.call('POST', '/api/events', {
+    token: t.a,
+    body: { id: 'evt_a', type: 'booking.created', subject: 'booking://a' },
+  })
+  await fanoutRun(database.db, {
+    now: new Date(),
+    catalog: api.deps.catalog,
+    embedAdmits: async () => false,
+    actor: 'system',
+  })
+  ids.delivery = (
+    await api.call('GET', `/api/admin/webhooks/${ids.endpoint}/deliveries`, { token: t.a })
+  ).body.data[0].id
+  await api.call('PUT', '/api/admin/access_codes/code_a', {
+    token: t.a,
+    body: { role_globs: ['wiki://**'] },
+  })
+  await api.call('PUT', '/api/admin/embeds/embed_a', {
+    token: t.a,
+    body: { access_code_id: 'code_a' },
+  })
+  await api.call('PUT', '/api/admin/access_codes/code_b', {
+    token: t.b,
+    body: { role_globs: ['wiki://**'] },
+  })
+  await api.call('PUT', '/api/admin/embeds/embed_b', {
+    token: t.b,
+    body: { access_code_id: 'code_b' },
+  })
 })
 afterAll(() => database.close())
 
@@ -434,7 +781,11 @@ describe('fuzz: malformed requests across every route', () => {
     for (let i = 0; i < REQUESTS; i++) {
       const route = ROUTES[i % ROUTES.length]!
       const req = makeRequest(r, route)
-      const res = await app().request(req.path, { method: req.method, headers: req.headers, ...(req.body !== undefined ? { body: req.body } : {}) })
+      const res = await app().request(req.path, {
+        method: req.method,
+        headers: req.headers,
+        ...(req.body !== undefined ? { body: req.body } : {}),
+      })
       const text = await res.text()
       const what = `#${i} seed ${SEED} ${route.name}/${req.category}: ${req.method} ${req.path.slice(0, 200)} ${(req.body ?? '').slice(0, 200)} → ${res.status} ${text.slice(0, 300)}`
       expect(res.status, what).toBeGreaterThanOrEqual(400)
@@ -451,8 +802,14 @@ describe('fuzz: malformed requests across every route', () => {
     }
     expect(covered.size).toBe(ROUTES.length)
     // The mix reaches every kind of refusal.
-    for (const status of [400, 401, 403, 404, 405, 413, 415, 422]) expect(statuses.get(status), `status ${status}`).toBeGreaterThan(0)
-    console.info('fuzz statuses', Object.fromEntries(statuses), 'categories', Object.fromEntries(categories))
+    for (const status of [400, 401, 403, 404, 405, 413, 415, 422])
+      expect(statuses.get(status), `status ${status}`).toBeGreaterThan(0)
+    console.info(
+      'fuzz statuses',
+      Object.fromEntries(statuses),
+      'categories',
+      Object.fromEntries(categories),
+    )
   }, 120_000)
 })
 

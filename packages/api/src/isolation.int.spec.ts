@@ -29,25 +29,98 @@ interface Sample {
 /** One valid request per operation. The test fails when an op has none (add it here). */
 const SAMPLES: Record<string, (ids: Ids) => Sample> = {
   'webhooks.list': () => ({ kind: 'none', method: 'GET', path: '/api/admin/webhooks' }),
-  'webhooks.create': () => ({ kind: 'none', method: 'POST', path: '/api/admin/webhooks', body: { url: 'https://example.com/hook', event_types: ['*'] } }),
-  'webhooks.event_types': () => ({ kind: 'none', method: 'GET', path: '/api/admin/webhooks/event_types' }),
-  'webhooks.get': (i) => ({ kind: 'owned', method: 'GET', path: `/api/admin/webhooks/${i.endpoint}` }),
-  'webhooks.update': (i) => ({ kind: 'owned', method: 'PATCH', path: `/api/admin/webhooks/${i.endpoint}`, body: { description: 'changed' } }),
-  'webhooks.delete': (i) => ({ kind: 'owned', method: 'DELETE', path: `/api/admin/webhooks/${i.endpoint}` }),
-  'webhooks.rotate_secret': (i) => ({ kind: 'owned', method: 'POST', path: `/api/admin/webhooks/${i.endpoint}/rotate_secret` }),
-  'webhooks.send_test': (i) => ({ kind: 'owned', method: 'POST', path: `/api/admin/webhooks/${i.endpoint}/send_test` }),
-  'webhooks.deliveries': (i) => ({ kind: 'owned', method: 'GET', path: `/api/admin/webhooks/${i.endpoint}/deliveries` }),
-  'webhooks.redeliver': (i) => ({ kind: 'owned', method: 'POST', path: `/api/admin/webhooks/${i.endpoint}/redeliver` }),
-  'webhooks.attempts': (i) => ({ kind: 'owned', method: 'GET', path: `/api/admin/deliveries/${i.delivery}/attempts` }),
-  'events.publish': (i) => ({ kind: 'none', method: 'POST', path: '/api/events', body: { id: i.event, type: 'booking.created', subject: 'booking://1' } }),
-  'embeds.put': (i) => ({ kind: 'put', method: 'PUT', path: `/api/admin/embeds/${i.embed}`, body: { access_code_id: i.code } }),
+  'webhooks.create': () => ({
+    kind: 'none',
+    method: 'POST',
+    path: '/api/admin/webhooks',
+    body: { url: 'https://example.com/hook', event_types: ['*'] },
+  }),
+  'webhooks.event_types': () => ({
+    kind: 'none',
+    method: 'GET',
+    path: '/api/admin/webhooks/event_types',
+  }),
+  'webhooks.get': (i) => ({
+    kind: 'owned',
+    method: 'GET',
+    path: `/api/admin/webhooks/${i.endpoint}`,
+  }),
+  'webhooks.update': (i) => ({
+    kind: 'owned',
+    method: 'PATCH',
+    path: `/api/admin/webhooks/${i.endpoint}`,
+    body: { description: 'changed' },
+  }),
+  'webhooks.delete': (i) => ({
+    kind: 'owned',
+    method: 'DELETE',
+    path: `/api/admin/webhooks/${i.endpoint}`,
+  }),
+  'webhooks.rotate_secret': (i) => ({
+    kind: 'owned',
+    method: 'POST',
+    path: `/api/admin/webhooks/${i.endpoint}/rotate_secret`,
+  }),
+  'webhooks.send_test': (i) => ({
+    kind: 'owned',
+    method: 'POST',
+    path: `/api/admin/webhooks/${i.endpoint}/send_test`,
+  }),
+  'webhooks.deliveries': (i) => ({
+    kind: 'owned',
+    method: 'GET',
+    path: `/api/admin/webhooks/${i.endpoint}/deliveries`,
+  }),
+  'webhooks.redeliver': (i) => ({
+    kind: 'owned',
+    method: 'POST',
+    path: `/api/admin/webhooks/${i.endpoint}/redeliver`,
+  }),
+  'webhooks.attempts': (i) => ({
+    kind: 'owned',
+    method: 'GET',
+    path: `/api/admin/deliveries/${i.delivery}/attempts`,
+  }),
+  'events.publish': (i) => ({
+    kind: 'none',
+    method: 'POST',
+    path: '/api/events',
+    body: { id: i.event, type: 'booking.created', subject: 'booking://1' },
+  }),
+  'embeds.put': (i) => ({
+    kind: 'put',
+    method: 'PUT',
+    path: `/api/admin/embeds/${i.embed}`,
+    body: { access_code_id: i.code },
+  }),
   'embeds.get': (i) => ({ kind: 'owned', method: 'GET', path: `/api/admin/embeds/${i.embed}` }),
-  'embeds.delete': (i) => ({ kind: 'owned', method: 'DELETE', path: `/api/admin/embeds/${i.embed}` }),
-  'access_codes.put': (i) => ({ kind: 'put', method: 'PUT', path: `/api/admin/access_codes/${i.code}`, body: { role_globs: ['wiki://**'] } }),
-  'access_codes.get': (i) => ({ kind: 'owned', method: 'GET', path: `/api/admin/access_codes/${i.code}` }),
-  'access_codes.revoke': (i) => ({ kind: 'owned', method: 'POST', path: `/api/admin/access_codes/${i.code}/revoke` }),
+  'embeds.delete': (i) => ({
+    kind: 'owned',
+    method: 'DELETE',
+    path: `/api/admin/embeds/${i.embed}`,
+  }),
+  'access_codes.put': (i) => ({
+    kind: 'put',
+    method: 'PUT',
+    path: `/api/admin/access_codes/${i.code}`,
+    body: { role_globs: ['wiki://**'] },
+  }),
+  'access_codes.get': (i) => ({
+    kind: 'owned',
+    method: 'GET',
+    path: `/api/admin/access_codes/${i.code}`,
+  }),
+  'access_codes.revoke': (i) => ({
+    kind: 'owned',
+    method: 'POST',
+    path: `/api/admin/access_codes/${i.code}/revoke`,
+  }),
   'ledger.read': () => ({ kind: 'none', method: 'GET', path: '/api/operator/ledger?limit=10' }),
-  'ledger.audit': (i) => ({ kind: 'none', method: 'GET', path: `/api/operator/ledger/audit?endpoint_id=${i.endpoint}` }),
+  'ledger.audit': (i) => ({
+    kind: 'none',
+    method: 'GET',
+    path: `/api/operator/ledger/audit?endpoint_id=${i.endpoint}`,
+  }),
   'ledger.replay': () => ({ kind: 'none', method: 'POST', path: '/api/operator/ledger/replay' }),
 }
 
@@ -59,7 +132,8 @@ let api: TestApi
 let ids: Ids
 const tokens = {} as Record<'a' | 'b' | 'aPublish' | 'aAdminOnly' | 'operator' | 'revoked', string>
 
-const send = (s: Sample, token?: string) => api.call(s.method, s.path, { token, ...(s.body ? { body: s.body } : {}) })
+const send = (s: Sample, token?: string) =>
+  api.call(s.method, s.path, { token, ...(s.body ? { body: s.body } : {}) })
 
 beforeAll(async () => {
   database = await testDatabase()
@@ -69,19 +143,48 @@ beforeAll(async () => {
   tokens.aPublish = await api.token('acme', ['publish'])
   tokens.aAdminOnly = await api.token('acme', ['admin'])
   tokens.operator = await api.token('', ['operator'])
-  const revoked = await apiTokenCreate(database.db, { owner_id: 'acme', scopes: ['admin', 'publish'], now: new Date() })
+  const revoked = await apiTokenCreate(database.db, {
+    owner_id: 'acme',
+    scopes: ['admin', 'publish'],
+    now: new Date(),
+  })
   await apiTokenRevoke(database.db, { id: revoked.id, now: new Date() })
   tokens.revoked = revoked.token
 
   // Owner A's world: an endpoint with a delivery, an access code, an embed, an event.
-  const created = await api.call('POST', '/api/admin/webhooks', { token: tokens.a, body: { url: 'https://example.com/a', event_types: ['*'] } })
+  const created = await api.call('POST', '/api/admin/webhooks', {
+    token: tokens.a,
+    body: { url: 'https://example.com/a', event_types: ['*'] },
+  })
   const endpoint = created.body.endpoint.id as string
-  await api.call('POST', '/api/events', { token: tokens.a, body: { id: 'evt_a', type: 'booking.created', subject: 'booking://a' } })
-  await fanoutRun(database.db, { now: new Date(), catalog: api.deps.catalog, embedAdmits: async () => false, actor: 'system' })
-  const deliveries = await api.call('GET', `/api/admin/webhooks/${endpoint}/deliveries`, { token: tokens.a })
-  await api.call('PUT', '/api/admin/access_codes/code_a', { token: tokens.a, body: { role_globs: ['wiki://**'] } })
-  await api.call('PUT', '/api/admin/embeds/embed_a', { token: tokens.a, body: { access_code_id: 'code_a' } })
-  ids = { endpoint, delivery: deliveries.body.data[0].id, embed: 'embed_a', code: 'code_a', event: 'evt_a' }
+  await api.call('POST', '/api/events', {
+    token: tokens.a,
+    body: { id: 'evt_a', type: 'booking.created', subject: 'booking://a' },
+  })
+  await fanoutRun(database.db, {
+    now: new Date(),
+    catalog: api.deps.catalog,
+    embedAdmits: async () => false,
+    actor: 'system',
+  })
+  const deliveries = await api.call('GET', `/api/admin/webhooks/${endpoint}/deliveries`, {
+    token: tokens.a,
+  })
+  await api.call('PUT', '/api/admin/access_codes/code_a', {
+    token: tokens.a,
+    body: { role_globs: ['wiki://**'] },
+  })
+  await api.call('PUT', '/api/admin/embeds/embed_a', {
+    token: tokens.a,
+    body: { access_code_id: 'code_a' },
+  })
+  ids = {
+    endpoint,
+    delivery: deliveries.body.data[0].id,
+    embed: 'embed_a',
+    code: 'code_a',
+    event: 'evt_a',
+  }
 })
 afterAll(() => database.close())
 
@@ -102,7 +205,11 @@ describe('auth and isolation, walked over every route', () => {
         expect(res.headers.get('www-authenticate')).toBe('Bearer')
       }
       const lacking =
-        op.scope === 'admin' ? [tokens.aPublish, tokens.operator] : op.scope === 'publish' ? [tokens.aAdminOnly, tokens.operator] : [tokens.a]
+        op.scope === 'admin'
+          ? [tokens.aPublish, tokens.operator]
+          : op.scope === 'publish'
+            ? [tokens.aAdminOnly, tokens.operator]
+            : [tokens.a]
       for (const token of lacking) {
         const res = await send(sample, token)
         expect(res.status, what).toBe(403)
@@ -113,7 +220,13 @@ describe('auth and isolation, walked over every route', () => {
   })
 
   it("another owner's id answers exactly like a missing one (404), and changes nothing", async () => {
-    const missing: Ids = { endpoint: randomUUID(), delivery: randomUUID(), embed: 'embed_missing', code: 'code_missing', event: 'evt_missing' }
+    const missing: Ids = {
+      endpoint: randomUUID(),
+      delivery: randomUUID(),
+      embed: 'embed_missing',
+      code: 'code_missing',
+      event: 'evt_missing',
+    }
     const before = await dbFingerprint(database.db)
     let walked = 0
     for (const op of OPERATIONS) {
@@ -128,27 +241,54 @@ describe('auth and isolation, walked over every route', () => {
     }
     expect(walked).toBe(12)
     // An embed cannot borrow another owner's access code either.
-    const borrow = await api.call('PUT', '/api/admin/embeds/borrowed', { token: tokens.b, body: { access_code_id: ids.code } })
-    const none = await api.call('PUT', '/api/admin/embeds/borrowed', { token: tokens.b, body: { access_code_id: 'code_missing' } })
+    const borrow = await api.call('PUT', '/api/admin/embeds/borrowed', {
+      token: tokens.b,
+      body: { access_code_id: ids.code },
+    })
+    const none = await api.call('PUT', '/api/admin/embeds/borrowed', {
+      token: tokens.b,
+      body: { access_code_id: 'code_missing' },
+    })
     expect(borrow.status).toBe(422)
     expect(borrow.body).toEqual(none.body)
     // Lists and audits only show the caller's own rows.
-    expect((await api.call('GET', '/api/admin/webhooks', { token: tokens.b })).body.data).toEqual([])
+    expect((await api.call('GET', '/api/admin/webhooks', { token: tokens.b })).body.data).toEqual(
+      [],
+    )
     expect(await dbFingerprint(database.db)).toEqual(before)
   })
 
   it("a put or publish naming another owner's id creates the caller's own object and leaves the other's alone", async () => {
     const aCode = await api.call('GET', `/api/admin/access_codes/${ids.code}`, { token: tokens.a })
-    const put = await api.call('PUT', `/api/admin/access_codes/${ids.code}`, { token: tokens.b, body: { role_globs: ['b://**'] } })
+    const put = await api.call('PUT', `/api/admin/access_codes/${ids.code}`, {
+      token: tokens.b,
+      body: { role_globs: ['b://**'] },
+    })
     expect(put.status).toBe(201)
-    expect((await api.call('GET', `/api/admin/access_codes/${ids.code}`, { token: tokens.a })).body).toEqual(aCode.body)
-    const embed = await api.call('PUT', `/api/admin/embeds/${ids.embed}`, { token: tokens.b, body: { access_code_id: ids.code } })
+    expect(
+      (await api.call('GET', `/api/admin/access_codes/${ids.code}`, { token: tokens.a })).body,
+    ).toEqual(aCode.body)
+    const embed = await api.call('PUT', `/api/admin/embeds/${ids.embed}`, {
+      token: tokens.b,
+      body: { access_code_id: ids.code },
+    })
     expect(embed.status).toBe(201)
-    expect((await api.call('GET', `/api/admin/embeds/${ids.embed}`, { token: tokens.a })).body.access_code_id).toBe('code_a')
+    expect(
+      (await api.call('GET', `/api/admin/embeds/${ids.embed}`, { token: tokens.a })).body
+        .access_code_id,
+    ).toBe('code_a')
     // Event ids are unique per owner: the same id is B's own new event, not a duplicate of A's.
-    const published = await api.call('POST', '/api/events', { token: tokens.b, body: { id: ids.event, type: 'page.promoted_live', subject: 'page://b' } })
+    const published = await api.call('POST', '/api/events', {
+      token: tokens.b,
+      body: { id: ids.event, type: 'page.promoted_live', subject: 'page://b' },
+    })
     expect(published.status).toBe(202)
-    const events = await database.db.selectFrom('events').select(['owner_id', 'type']).where('id', '=', ids.event).orderBy('owner_id').execute()
+    const events = await database.db
+      .selectFrom('events')
+      .select(['owner_id', 'type'])
+      .where('id', '=', ids.event)
+      .orderBy('owner_id')
+      .execute()
     expect(events).toEqual([
       { owner_id: 'acme', type: 'booking.created' },
       { owner_id: 'globex', type: 'page.promoted_live' },
@@ -156,7 +296,9 @@ describe('auth and isolation, walked over every route', () => {
   })
 
   it('each sample is a valid request for its own owner (so the 404s above are about ownership)', async () => {
-    const ordered = [...OPERATIONS].sort((x, y) => Number(LAST.includes(x.name)) - Number(LAST.includes(y.name)))
+    const ordered = [...OPERATIONS].sort(
+      (x, y) => Number(LAST.includes(x.name)) - Number(LAST.includes(y.name)),
+    )
     for (const op of ordered) {
       const sample = SAMPLES[op.name]!(ids)
       const token = op.scope === 'operator' ? tokens.operator : tokens.a
@@ -165,8 +307,12 @@ describe('auth and isolation, walked over every route', () => {
       expect(res.contentType).toMatch(/^application\/json/)
     }
     // The operator sees every owner; an owner filter narrows it.
-    const feed = await api.call('GET', '/api/operator/ledger?limit=200&owner_id=globex', { token: tokens.operator })
+    const feed = await api.call('GET', '/api/operator/ledger?limit=200&owner_id=globex', {
+      token: tokens.operator,
+    })
     expect(feed.body.data.length).toBeGreaterThan(0)
-    expect(new Set(feed.body.data.map((e: { owner_id: string }) => e.owner_id))).toEqual(new Set(['globex']))
+    expect(new Set(feed.body.data.map((e: { owner_id: string }) => e.owner_id))).toEqual(
+      new Set(['globex']),
+    )
   })
 })

@@ -40,15 +40,30 @@ const ledgerKinds = async (endpointId: string) =>
 describe('webhooks.update', () => {
   it('enabled: false switches the endpoint off (no new deliveries); enabled: true switches it back on', async () => {
     const { endpoint } = await createEndpoint()
-    const off = await api.call('PATCH', `/api/admin/webhooks/${endpoint.id}`, { token: admin, body: { enabled: false } })
+    const off = await api.call('PATCH', `/api/admin/webhooks/${endpoint.id}`, {
+      token: admin,
+      body: { enabled: false },
+    })
     expect(off.status).toBe(200)
-    expect(off.body).toMatchObject({ enabled: false, state: 'disabled', disabled_reason: 'disabled_by_owner' })
+    expect(off.body).toMatchObject({
+      enabled: false,
+      state: 'disabled',
+      disabled_reason: 'disabled_by_owner',
+    })
     await publish('evt_off')
     await h.step()
     expect(h.receiver.requests).toHaveLength(0)
 
-    const on = await api.call('PATCH', `/api/admin/webhooks/${endpoint.id}`, { token: admin, body: { enabled: true } })
-    expect(on.body).toMatchObject({ enabled: true, state: 'enabled', disabled_reason: null, failing_since: null })
+    const on = await api.call('PATCH', `/api/admin/webhooks/${endpoint.id}`, {
+      token: admin,
+      body: { enabled: true },
+    })
+    expect(on.body).toMatchObject({
+      enabled: true,
+      state: 'enabled',
+      disabled_reason: null,
+      failing_since: null,
+    })
     await publish('evt_on')
     await h.step()
     expect(h.receiver.requests.map((r) => r.headers['webhook-id'])).toEqual(['evt_on'])
@@ -66,14 +81,26 @@ describe('webhooks.update', () => {
     for (let i = 0; i < 40; i++) {
       h.clock.advance(10 * 3_600_000)
       await h.step()
-      if (h.clock.now().getTime() - Date.parse(failing.body.failing_since) > DISABLE_AFTER_FAILING_MS + 3_600_000) break
+      if (
+        h.clock.now().getTime() - Date.parse(failing.body.failing_since) >
+        DISABLE_AFTER_FAILING_MS + 3_600_000
+      )
+        break
     }
     const disabled = await api.call('GET', `/api/admin/webhooks/${endpoint.id}`, { token: admin })
     expect(disabled.body).toMatchObject({ enabled: false, state: 'disabled' })
     expect(disabled.body.disabled_reason).toMatch(/5 days/)
 
-    const on = await api.call('PATCH', `/api/admin/webhooks/${endpoint.id}`, { token: admin, body: { enabled: true } })
-    expect(on.body).toMatchObject({ enabled: true, state: 'enabled', disabled_reason: null, failing_since: null })
+    const on = await api.call('PATCH', `/api/admin/webhooks/${endpoint.id}`, {
+      token: admin,
+      body: { enabled: true },
+    })
+    expect(on.body).toMatchObject({
+      enabled: true,
+      state: 'enabled',
+      disabled_reason: null,
+      failing_since: null,
+    })
     expect((await ledgerKinds(endpoint.id)).map((e) => e.kind)).toContain('endpoint.enabled')
     expect((await h.replay()).differences).toEqual([])
   })
@@ -91,15 +118,64 @@ describe('webhooks.update', () => {
     })
     expect(bad.status).toBe(422)
     expect(bad.body).toMatchObject({ code: 'glob_matches_nothing', field: 'event_types.1' })
-    const syntax = await api.call('PATCH', `/api/admin/webhooks/${endpoint.id}`, { token: admin, body: { event_types: ['book*'] } })
+    const syntax = await api.call('PATCH', `/api/admin/webhooks/${endpoint.id}`, {
+      token: admin,
+      body: { event_types: ['book*'] },
+    })
     expect(syntax.status).toBe(400)
     expect(syntax.body.field).toBe('event_types.0')
-    const privateUrl = await api.call('PATCH', `/api/admin/webhooks/${endpoint.id}`, { token: admin, body: { url: 'http://10.0.0.1/hook' } })
+    const privateUrl = await api.call('PATCH', `/api/admin/webhooks/${endpoint.id}`, {
+      token: admin,
+      body: { url: 'http://10.0.0.1/hook' },
+    })
     expect(privateUrl.status).toBe(422)
     expect(privateUrl.body).toMatchObject({ code: 'egress_blocked', field: 'url' })
-    const created = await api.call('POST', '/api/admin/webhooks', { token: admin, body: { url: h.receiver.url(), event_types: ['nothing.**'] } })
+    const created = await api.call('POST', '/api/admin/webhooks', {
+      token: admin,
+      body: { url: h.receiver.url(), event_types: ['nothing.**'] },
+    })
     expect(created.status).toBe(422)
     expect(created.body.field).toBe('event_types.0')
+  })
+})
+
+describe('webhooks.deliveries', () => {
+  it('pages newest first with an opaque cursor and filters by state', async () => {
+    const { endpoint } = await createEndpoint()
+    // One fan-out per event, a second apart: deliveries are ordered by when they were created.
+    for (let i = 0; i < 5; i++) {
+      await publish(`evt_${i}`)
+      await h.dispatcher.fanoutOnce()
+      h.clock.advance(1_000)
+    }
+    const seen: string[] = []
+    let cursor: string | null = null
+    let pages = 0
+    do {
+      const query: string = cursor ? `?limit=2&cursor=${cursor}` : '?limit=2'
+      const page = await api.call('GET', `/api/admin/webhooks/${endpoint.id}/deliveries${query}`, {
+        token: admin,
+      })
+      expect(page.status).toBe(200)
+      seen.push(...page.body.data.map((d: { event_id: string }) => d.event_id))
+      cursor = page.body.next_cursor
+      pages++
+    } while (cursor)
+    expect(pages).toBe(3)
+    expect(seen).toEqual(['evt_4', 'evt_3', 'evt_2', 'evt_1', 'evt_0'])
+    await h.step() // one delivery per endpoint per step: the oldest completes
+    const completed = await api.call(
+      'GET',
+      `/api/admin/webhooks/${endpoint.id}/deliveries?state=completed`,
+      { token: admin },
+    )
+    expect(completed.body.data.map((d: { event_id: string }) => d.event_id)).toEqual(['evt_0'])
+    expect(completed.body.data[0]).toMatchObject({
+      state: 'completed',
+      attempts: 1,
+      last_status: 204,
+      link: `http://hookledger.test/ui/deliveries/${completed.body.data[0].id}`,
+    })
   })
 })
 
@@ -109,7 +185,9 @@ describe('webhooks.delete', () => {
     await publish('evt_a')
     await publish('evt_b')
     await h.dispatcher.fanoutOnce() // enqueued, not yet attempted
-    const rows = await api.call('GET', `/api/admin/webhooks/${endpoint.id}/deliveries`, { token: admin })
+    const rows = await api.call('GET', `/api/admin/webhooks/${endpoint.id}/deliveries`, {
+      token: admin,
+    })
     expect(rows.body.data.map((d: { state: string }) => d.state)).toEqual(['pending', 'pending'])
 
     const deleted = await api.call('DELETE', `/api/admin/webhooks/${endpoint.id}`, { token: admin })
@@ -118,7 +196,10 @@ describe('webhooks.delete', () => {
     const discards = await sql<{ payload: { reason: string } }>`
       select payload from ledger where kind = 'delivery.discarded' and endpoint_id = ${endpoint.id}::uuid
     `.execute(h.db)
-    expect(discards.rows.map((r) => r.payload.reason)).toEqual(['endpoint_deleted', 'endpoint_deleted'])
+    expect(discards.rows.map((r) => r.payload.reason)).toEqual([
+      'endpoint_deleted',
+      'endpoint_deleted',
+    ])
 
     const deliveryId = rows.body.data[0].id
     for (const [method, path] of [
@@ -131,7 +212,10 @@ describe('webhooks.delete', () => {
       ['POST', `/api/admin/webhooks/${endpoint.id}/redeliver`],
       ['GET', `/api/admin/deliveries/${deliveryId}/attempts`],
     ] as const) {
-      const res = await api.call(method, path, { token: admin, ...(method === 'PATCH' ? { body: { description: 'x' } } : {}) })
+      const res = await api.call(method, path, {
+        token: admin,
+        ...(method === 'PATCH' ? { body: { description: 'x' } } : {}),
+      })
       expect(res.status, `${method} ${path}`).toBe(404)
     }
     expect((await api.call('GET', '/api/admin/webhooks', { token: admin })).body.data).toEqual([])
@@ -144,7 +228,9 @@ describe('webhooks.delete', () => {
 describe('webhooks.rotate_secret', () => {
   it('answers the new secret once; both secrets sign during the grace window', async () => {
     const { endpoint, secret: first } = await createEndpoint()
-    const rotated = await api.call('POST', `/api/admin/webhooks/${endpoint.id}/rotate_secret`, { token: admin })
+    const rotated = await api.call('POST', `/api/admin/webhooks/${endpoint.id}/rotate_secret`, {
+      token: admin,
+    })
     expect(rotated.status).toBe(200)
     expect(Object.keys(rotated.body)).toEqual(['secret'])
     const second = rotated.body.secret as string
@@ -155,7 +241,9 @@ describe('webhooks.rotate_secret', () => {
     const [req] = h.receiver.requests
     expect(String(req!.headers['webhook-signature']).split(' ')).toHaveLength(2)
     for (const secret of [first, second]) {
-      expect(() => new Webhook(secret).verify(req!.body, req!.headers as Record<string, string>)).not.toThrow()
+      expect(() =>
+        new Webhook(secret).verify(req!.body, req!.headers as Record<string, string>),
+      ).not.toThrow()
     }
     // Never shown again.
     const again = await api.call('GET', `/api/admin/webhooks/${endpoint.id}`, { token: admin })
@@ -167,22 +255,45 @@ describe('webhooks.send_test', () => {
   it('publishes webhook.test to this endpoint only and answers its delivery id at once', async () => {
     const { endpoint, secret } = await createEndpoint({ event_types: ['booking.*'] })
     const other = await createEndpoint({ url: h.receiver.url('/other'), event_types: ['*'] })
-    const sent = await api.call('POST', `/api/admin/webhooks/${endpoint.id}/send_test`, { token: admin })
+    const sent = await api.call('POST', `/api/admin/webhooks/${endpoint.id}/send_test`, {
+      token: admin,
+    })
     expect(sent.status).toBe(202)
     const { event_id, delivery_id } = sent.body as { event_id: string; delivery_id: string }
-    const rows = await api.call('GET', `/api/admin/webhooks/${endpoint.id}/deliveries`, { token: admin })
-    expect(rows.body.data).toEqual([expect.objectContaining({ id: delivery_id, event_id, event_type: 'webhook.test', state: 'pending' })])
-    expect((await api.call('GET', `/api/admin/webhooks/${other.endpoint.id}/deliveries`, { token: admin })).body.data).toEqual([])
+    const rows = await api.call('GET', `/api/admin/webhooks/${endpoint.id}/deliveries`, {
+      token: admin,
+    })
+    expect(rows.body.data).toEqual([
+      expect.objectContaining({
+        id: delivery_id,
+        event_id,
+        event_type: 'webhook.test',
+        state: 'pending',
+      }),
+    ])
+    expect(
+      (
+        await api.call('GET', `/api/admin/webhooks/${other.endpoint.id}/deliveries`, {
+          token: admin,
+        })
+      ).body.data,
+    ).toEqual([])
 
     await h.step()
     expect(h.receiver.requests).toHaveLength(1)
     const [req] = h.receiver.requests
     expect(req!.path).toBe('/hook')
     const event = new Webhook(secret).verify(req!.body, req!.headers as Record<string, string>)
-    expect(event).toMatchObject({ id: event_id, type: 'webhook.test', data: { endpoint_id: endpoint.id } })
+    expect(event).toMatchObject({
+      id: event_id,
+      type: 'webhook.test',
+      data: { endpoint_id: endpoint.id },
+    })
     // The fan-out loop never sees it again; the ledger reads like any fan-out.
     expect((await h.dispatcher.fanoutOnce()).enqueued).toBe(0)
-    const kinds = await sql<{ kind: string }>`select kind from ledger where event_id = ${event_id} order by position`.execute(h.db)
+    const kinds = await sql<{
+      kind: string
+    }>`select kind from ledger where event_id = ${event_id} order by position`.execute(h.db)
     expect(kinds.rows.map((r) => r.kind)).toEqual([
       'event.published',
       'fanout.decided',
@@ -196,8 +307,13 @@ describe('webhooks.send_test', () => {
 
   it('refuses a disabled endpoint with 409', async () => {
     const { endpoint } = await createEndpoint()
-    await api.call('PATCH', `/api/admin/webhooks/${endpoint.id}`, { token: admin, body: { enabled: false } })
-    const res = await api.call('POST', `/api/admin/webhooks/${endpoint.id}/send_test`, { token: admin })
+    await api.call('PATCH', `/api/admin/webhooks/${endpoint.id}`, {
+      token: admin,
+      body: { enabled: false },
+    })
+    const res = await api.call('POST', `/api/admin/webhooks/${endpoint.id}/send_test`, {
+      token: admin,
+    })
     expect(res.status).toBe(409)
     expect(res.body.code).toBe('endpoint_disabled')
   })
@@ -209,14 +325,28 @@ describe('webhooks.redeliver', () => {
     const { endpoint } = await createEndpoint()
     await publish('evt_lost')
     await h.step()
-    const [discarded] = (await api.call('GET', `/api/admin/webhooks/${endpoint.id}/deliveries?state=discarded`, { token: admin })).body.data
-    expect(discarded).toMatchObject({ event_id: 'evt_lost', state: 'discarded', attempts: 1, last_status: 404 })
+    const [discarded] = (
+      await api.call('GET', `/api/admin/webhooks/${endpoint.id}/deliveries?state=discarded`, {
+        token: admin,
+      })
+    ).body.data
+    expect(discarded).toMatchObject({
+      event_id: 'evt_lost',
+      state: 'discarded',
+      attempts: 1,
+      last_status: 404,
+    })
 
     h.receiver.answer({ status: 204 })
-    const first = await api.call('POST', `/api/admin/webhooks/${endpoint.id}/redeliver`, { token: admin })
+    const first = await api.call('POST', `/api/admin/webhooks/${endpoint.id}/redeliver`, {
+      token: admin,
+    })
     expect(first.body).toEqual({ requeued: 1, skipped: 0 })
     // Twice does not duplicate: the delivery is no longer discarded.
-    expect((await api.call('POST', `/api/admin/webhooks/${endpoint.id}/redeliver`, { token: admin })).body).toEqual({ requeued: 0, skipped: 0 })
+    expect(
+      (await api.call('POST', `/api/admin/webhooks/${endpoint.id}/redeliver`, { token: admin }))
+        .body,
+    ).toEqual({ requeued: 0, skipped: 0 })
     await h.step()
     await h.step()
     expect(h.receiver.requests.map((r) => [r.headers['webhook-id'], r.path])).toEqual([
@@ -224,10 +354,21 @@ describe('webhooks.redeliver', () => {
       ['evt_lost', '/hook'],
     ])
 
-    const attempts = await api.call('GET', `/api/admin/deliveries/${discarded.id}/attempts`, { token: admin })
+    const attempts = await api.call('GET', `/api/admin/deliveries/${discarded.id}/attempts`, {
+      token: admin,
+    })
     expect(attempts.status).toBe(200)
     expect(attempts.body.delivery).toMatchObject({ state: 'completed', run: 2, attempts: 1 })
-    expect(attempts.body.data.map((a: { run: number; attempt: number; status_code: number; outcome: string }) => [a.run, a.attempt, a.status_code, a.outcome])).toEqual([
+    expect(
+      attempts.body.data.map(
+        (a: { run: number; attempt: number; status_code: number; outcome: string }) => [
+          a.run,
+          a.attempt,
+          a.status_code,
+          a.outcome,
+        ],
+      ),
+    ).toEqual([
       [1, 1, 404, 'discarded'],
       [2, 1, 204, 'completed'],
     ])
@@ -239,7 +380,12 @@ describe('webhooks.redeliver', () => {
     const link = await sql<{ payload: Record<string, unknown>; actor: string }>`
       select payload, actor from ledger where kind = 'delivery.redelivered' and delivery_id = ${discarded.id}::uuid
     `.execute(h.db)
-    expect(link.rows).toEqual([{ actor: `owner:${tokenId}`, payload: expect.objectContaining({ run: 2, previous_run: 1, previous_attempts: 1 }) }])
+    expect(link.rows).toEqual([
+      {
+        actor: `owner:${tokenId}`,
+        payload: expect.objectContaining({ run: 2, previous_run: 1, previous_attempts: 1 }),
+      },
+    ])
     expect((await h.replay()).differences).toEqual([])
   })
 
@@ -254,16 +400,27 @@ describe('webhooks.redeliver', () => {
     // The endpoint is failing: new deliveries wait out the 5-minute cool-down.
     h.clock.advance(6 * 60_000)
     await h.step()
-    const discarded = await api.call('GET', `/api/admin/webhooks/${endpoint.id}/deliveries?state=discarded`, { token: admin })
+    const discarded = await api.call(
+      'GET',
+      `/api/admin/webhooks/${endpoint.id}/deliveries?state=discarded`,
+      { token: admin },
+    )
     expect(discarded.body.data).toHaveLength(2)
     h.clock.advance(11 * 24 * 3_600_000)
     expect(await eventPrune(h.db, { now: h.clock.now(), retentionMs: 30 * 24 * 3_600_000 })).toBe(1)
     h.receiver.answer({ status: 200 })
     // Failing for 20 days disabled it: redelivering into a disabled endpoint is refused.
-    const refused = await api.call('POST', `/api/admin/webhooks/${endpoint.id}/redeliver`, { token: admin })
+    const refused = await api.call('POST', `/api/admin/webhooks/${endpoint.id}/redeliver`, {
+      token: admin,
+    })
     expect(refused.status).toBe(409)
-    await api.call('PATCH', `/api/admin/webhooks/${endpoint.id}`, { token: admin, body: { enabled: true } })
-    const res = await api.call('POST', `/api/admin/webhooks/${endpoint.id}/redeliver`, { token: admin })
+    await api.call('PATCH', `/api/admin/webhooks/${endpoint.id}`, {
+      token: admin,
+      body: { enabled: true },
+    })
+    const res = await api.call('POST', `/api/admin/webhooks/${endpoint.id}/redeliver`, {
+      token: admin,
+    })
     expect(res.body).toEqual({ requeued: 1, skipped: 1 })
     await h.step()
     expect(h.receiver.requests.at(-1)!.headers['webhook-id']).toBe('evt_recent')
@@ -272,7 +429,10 @@ describe('webhooks.redeliver', () => {
 
 describe('events.publish and the catalog', () => {
   it('refuses unknown types (422) and oversized data (413); the same id twice stores one event', async () => {
-    const unknown = await api.call('POST', '/api/events', { token: admin, body: { type: 'invoice.paid', subject: 'x://1' } })
+    const unknown = await api.call('POST', '/api/events', {
+      token: admin,
+      body: { type: 'invoice.paid', subject: 'x://1' },
+    })
     expect(unknown.status).toBe(422)
     expect(unknown.body).toMatchObject({ code: 'unknown_event_type', field: 'type' })
     const big = await api.call('POST', '/api/events', {
@@ -281,7 +441,14 @@ describe('events.publish and the catalog', () => {
     })
     expect(big.status).toBe(413)
     expect(big.contentType).toBe('application/problem+json')
-    const huge = await api.call('POST', '/api/events', { token: admin, raw: JSON.stringify({ type: 'booking.created', subject: 'b://1', data: { blob: 'x'.repeat(70 * 1024) } }) })
+    const huge = await api.call('POST', '/api/events', {
+      token: admin,
+      raw: JSON.stringify({
+        type: 'booking.created',
+        subject: 'b://1',
+        data: { blob: 'x'.repeat(70 * 1024) },
+      }),
+    })
     expect(huge.status).toBe(413)
     expect((await publish('evt_same')).status).toBe(202)
     expect((await publish('evt_same')).status).toBe(200)
@@ -292,7 +459,12 @@ describe('events.publish and the catalog', () => {
   it('an internal type from the catalog file is stored and audited but never delivered; event_types lists webhook types only', async () => {
     const catalog = createEventCatalog([
       { type: 'cache.flushed' },
-      { type: 'invoice.paid', exposure: 'webhook', group: 'billing', description: 'An invoice was paid.' },
+      {
+        type: 'invoice.paid',
+        exposure: 'webhook',
+        group: 'billing',
+        description: 'An invoice was paid.',
+      },
     ])
     const app = testApi(h.db, { clock: h.clock, secretBox: h.secretBox, catalog })
     const token = await app.token(h.owner, ['admin', 'publish'])
@@ -303,11 +475,20 @@ describe('events.publish and the catalog', () => {
     expect(names).not.toContain('cache.flushed')
     expect(types.body.next_cursor).toBeNull()
     // A glob that matches only internal types matches nothing deliverable.
-    const refused = await app.call('POST', '/api/admin/webhooks', { token, body: { url: h.receiver.url(), event_types: ['cache.*'] } })
+    const refused = await app.call('POST', '/api/admin/webhooks', {
+      token,
+      body: { url: h.receiver.url(), event_types: ['cache.*'] },
+    })
     expect(refused.status).toBe(422)
 
-    await app.call('POST', '/api/admin/webhooks', { token, body: { url: h.receiver.url(), event_types: ['*'] } })
-    const res = await app.call('POST', '/api/events', { token, body: { id: 'evt_internal', type: 'cache.flushed', subject: 'cache://all' } })
+    await app.call('POST', '/api/admin/webhooks', {
+      token,
+      body: { url: h.receiver.url(), event_types: ['*'] },
+    })
+    const res = await app.call('POST', '/api/events', {
+      token,
+      body: { id: 'evt_internal', type: 'cache.flushed', subject: 'cache://all' },
+    })
     expect(res.status).toBe(202)
     await h.step()
     expect(h.receiver.requests).toHaveLength(0)
@@ -316,7 +497,10 @@ describe('events.publish and the catalog', () => {
     `.execute(h.db)
     expect(audit.rows).toEqual([
       { kind: 'event.published', payload: { type: 'cache.flushed', subject: 'cache://all' } },
-      { kind: 'fanout.decided', payload: { type: 'cache.flushed', matched: [], denied: [], skipped_internal: true } },
+      {
+        kind: 'fanout.decided',
+        payload: { type: 'cache.flushed', matched: [], denied: [], skipped_internal: true },
+      },
     ])
   })
 })

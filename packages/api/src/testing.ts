@@ -80,10 +80,17 @@ export function testApi(db: Db, options: TestApiOptions = {}) {
       let body: string | undefined
       if (options.raw !== undefined) body = options.raw
       else if (options.body !== undefined) body = JSON.stringify(options.body)
-      if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
+      if (
+        body !== undefined &&
+        !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')
+      ) {
         headers['content-type'] = 'application/json'
       }
-      const res = await app.request(path, { method, headers, ...(body !== undefined ? { body } : {}) })
+      const res = await app.request(path, {
+        method,
+        headers,
+        ...(body !== undefined ? { body } : {}),
+      })
       const text = await res.text()
       let parsed: unknown = null
       try {
@@ -91,7 +98,13 @@ export function testApi(db: Db, options: TestApiOptions = {}) {
       } catch {
         parsed = null
       }
-      return { status: res.status, contentType: res.headers.get('content-type') ?? '', headers: res.headers, text, body: parsed }
+      return {
+        status: res.status,
+        contentType: res.headers.get('content-type') ?? '',
+        headers: res.headers,
+        text,
+        body: parsed,
+      }
     },
   }
 }
@@ -110,8 +123,15 @@ export async function dbFingerprint(db: Db): Promise<Record<string, string>> {
     `.execute(db)
   ).rows.map((r) => r.name)
   const parts = tables.map(
-    (t) => sql`select ${t} as name, md5(coalesce(string_agg(x::text, '|' order by x::text), '')) || ':' || count(*) as digest from ${sql.table(t)} x`,
+    (t) =>
+      sql`
+        select ${t} as name,
+          md5(coalesce(string_agg(x::text, '|' order by x::text), '')) || ':' || count(*) as digest
+        from ${sql.table(t)} x
+      `,
   )
-  const rows = (await sql<{ name: string; digest: string }>`${sql.join(parts, sql` union all `)}`.execute(db)).rows
+  const rows = (
+    await sql<{ name: string; digest: string }>`${sql.join(parts, sql` union all `)}`.execute(db)
+  ).rows
   return Object.fromEntries(rows.map((r) => [r.name, r.digest]))
 }

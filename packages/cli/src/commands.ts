@@ -26,9 +26,18 @@ const OWNER_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/
 export async function tokenCreateCommand(
   db: Db,
   io: CliIo,
-  args: { owner?: string | undefined; scopes?: string | undefined; label?: string | undefined; json?: boolean | undefined; now: Date },
+  args: {
+    owner?: string | undefined
+    scopes?: string | undefined
+    label?: string | undefined
+    json?: boolean | undefined
+    now: Date
+  },
 ): Promise<number> {
-  const scopes = (args.scopes ?? 'admin,publish').split(',').map((s) => s.trim()).filter(Boolean)
+  const scopes = (args.scopes ?? 'admin,publish')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   const bad = scopes.find((s) => !SCOPES.includes(s as TokenScope))
   if (bad) {
     io.err(`unknown scope "${bad}"; use ${SCOPES.join(', ')}`)
@@ -55,14 +64,26 @@ export async function tokenCreateCommand(
   return 0
 }
 
-export async function tokenListCommand(db: Db, io: CliIo, args: { owner?: string | undefined; json?: boolean | undefined }) {
+export async function tokenListCommand(
+  db: Db,
+  io: CliIo,
+  args: { owner?: string | undefined; json?: boolean | undefined },
+) {
   const rows = await apiTokenList(db, args.owner ? { owner_id: args.owner } : {})
   if (args.json) io.out(JSON.stringify(rows))
-  else for (const r of rows) io.out(`${r.id}  ${r.owner_id}  ${r.scopes.join(',')}  ${r.revoked_at ? 'revoked' : 'live'}  ${r.label}`)
+  else
+    for (const r of rows)
+      io.out(
+        `${r.id}  ${r.owner_id}  ${r.scopes.join(',')}  ${r.revoked_at ? 'revoked' : 'live'}  ${r.label}`,
+      )
   return 0
 }
 
-export async function tokenRevokeCommand(db: Db, io: CliIo, args: { id?: string | undefined; now: Date }) {
+export async function tokenRevokeCommand(
+  db: Db,
+  io: CliIo,
+  args: { id?: string | undefined; now: Date },
+) {
   if (!args.id || !/^[0-9a-f-]{36}$/.test(args.id)) {
     io.err('usage: hookledger token revoke <token id>')
     return 2
@@ -98,11 +119,27 @@ export async function ledgerReplayCommand(db: Db, io: CliIo, args: { json?: bool
 export async function ledgerAuditCommand(
   db: Db,
   io: CliIo,
-  args: { delivery?: string | undefined; endpoint?: string | undefined; event?: string | undefined; limit?: string | undefined; json?: boolean | undefined },
+  args: {
+    delivery?: string | undefined
+    endpoint?: string | undefined
+    event?: string | undefined
+    limit?: string | undefined
+    json?: boolean | undefined
+  },
 ) {
   const limit = Math.min(Number(args.limit ?? 1000) || 1000, 100_000)
   const rows = (
-    await sql<{ position: string; occurred_at: Date; owner_id: string; kind: string; endpoint_id: string | null; delivery_id: string | null; event_id: string | null; actor: string; payload: unknown }>`
+    await sql<{
+      position: string
+      occurred_at: Date
+      owner_id: string
+      kind: string
+      endpoint_id: string | null
+      delivery_id: string | null
+      event_id: string | null
+      actor: string
+      payload: unknown
+    }>`
       select position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, actor, payload from ledger
       where true
       ${args.delivery ? sql`and delivery_id = ${args.delivery}::uuid` : sql``}
@@ -113,7 +150,10 @@ export async function ledgerAuditCommand(
   ).rows
   for (const r of rows) {
     if (args.json) io.out(JSON.stringify(r))
-    else io.out(`${r.position}  ${r.occurred_at.toISOString()}  ${r.kind.padEnd(26)} ${r.actor.padEnd(24)} ${r.delivery_id ?? r.endpoint_id ?? r.event_id ?? ''}  ${JSON.stringify(r.payload)}`)
+    else
+      io.out(
+        `${r.position}  ${r.occurred_at.toISOString()}  ${r.kind.padEnd(26)} ${r.actor.padEnd(24)} ${r.delivery_id ?? r.endpoint_id ?? r.event_id ?? ''}  ${JSON.stringify(r.payload)}`,
+      )
   }
   return 0
 }
@@ -153,7 +193,11 @@ export async function opCommand(
     // The same validation as the HTTP route: one declaration, one set of rules.
     const input = parseOpInput(op, raw)
     const reply = await op.handler(
-      { deps, principal: { id: 'cli', owner_id: owner, scopes: [op.scope] }, actor: operator ? 'operator' : `owner:cli` },
+      {
+        deps,
+        principal: { id: 'cli', owner_id: owner, scopes: [op.scope] },
+        actor: operator ? 'operator' : `owner:cli`,
+      },
       input,
     )
     io.out(JSON.stringify(reply.body ?? null, null, 2))

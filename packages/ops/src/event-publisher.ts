@@ -20,13 +20,27 @@ export const publishInputSchema = z.strictObject({
 export type PublishInput = z.input<typeof publishInputSchema>
 
 /** Checks an event against the catalog and the size limit; returns it ready to store. */
-export function preparePublish(catalog: EventCatalog, input: z.output<typeof publishInputSchema>, now: Date) {
+export function preparePublish(
+  catalog: EventCatalog,
+  input: z.output<typeof publishInputSchema>,
+  now: Date,
+) {
   if (!catalog.isKnown(input.type)) {
-    throw new OpError(422, 'unknown_event_type', `event type "${input.type}" is not declared in the catalog`, 'type')
+    throw new OpError(
+      422,
+      'unknown_event_type',
+      `event type "${input.type}" is not declared in the catalog`,
+      'type',
+    )
   }
   const bytes = Buffer.byteLength(JSON.stringify(input.data), 'utf8')
   if (bytes > EVENT_DATA_MAX_BYTES) {
-    throw new OpError(413, 'payload_too_large', `data is ${bytes} bytes encoded; the limit is ${EVENT_DATA_MAX_BYTES}`, 'data')
+    throw new OpError(
+      413,
+      'payload_too_large',
+      `data is ${bytes} bytes encoded; the limit is ${EVENT_DATA_MAX_BYTES}`,
+      'data',
+    )
   }
   return {
     id: input.id ?? `evt_${randomUUID().replaceAll('-', '')}`,
@@ -51,13 +65,26 @@ export function preparePublish(catalog: EventCatalog, input: z.output<typeof pub
  * })
  * ```
  */
-export function createPublisher(options: { clock: Clock; catalog: EventCatalog; owner_id: string; actor?: string }) {
-  return async function publish(trx: Trx, event: PublishInput): Promise<{ id: string; created: boolean }> {
+export function createPublisher(options: {
+  clock: Clock
+  catalog: EventCatalog
+  owner_id: string
+  actor?: string
+}) {
+  return async function publish(
+    trx: Trx,
+    event: PublishInput,
+  ): Promise<{ id: string; created: boolean }> {
     assertStorable(event)
     const parsed = publishInputSchema.safeParse(event)
     if (!parsed.success) throw zodInputError(parsed.error)
     const now = options.clock.now()
     const prepared = preparePublish(options.catalog, parsed.data, now)
-    return eventInsert(trx, { owner_id: options.owner_id, event: prepared, now, actor: options.actor ?? 'system' })
+    return eventInsert(trx, {
+      owner_id: options.owner_id,
+      event: prepared,
+      now,
+      actor: options.actor ?? 'system',
+    })
   }
 }

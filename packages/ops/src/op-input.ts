@@ -15,11 +15,17 @@ function unstorable(value: unknown): { field: string; message: string } | null {
   while (stack.length > 0) {
     const { value: v, path } = stack.pop()!
     if (typeof v === 'string') {
-      if (UNSTORABLE.test(v)) return { field: path.join('.'), message: 'contains a NUL character or invalid UTF-16' }
+      if (UNSTORABLE.test(v))
+        return { field: path.join('.'), message: 'contains a NUL character or invalid UTF-16' }
     } else if (v !== null && typeof v === 'object') {
-      if (path.length >= INPUT_MAX_DEPTH) return { field: path.join('.'), message: `is nested deeper than ${INPUT_MAX_DEPTH} levels` }
+      if (path.length >= INPUT_MAX_DEPTH)
+        return { field: path.join('.'), message: `is nested deeper than ${INPUT_MAX_DEPTH} levels` }
       for (const [key, child] of Object.entries(v)) {
-        if (UNSTORABLE.test(key)) return { field: path.join('.'), message: 'has a key with a NUL character or invalid UTF-16' }
+        if (UNSTORABLE.test(key))
+          return {
+            field: path.join('.'),
+            message: 'has a key with a NUL character or invalid UTF-16',
+          }
         stack.push({ value: child, path: [...path, key] })
       }
     }
@@ -39,7 +45,12 @@ export function assertStorable(raw: unknown): void {
 
 /** An input problem as the OpError every projection renders: 400, `invalid_input`, the field. */
 export function invalidInput(field: string | undefined, message: string): OpError {
-  return new OpError(400, 'invalid_input', field ? `${field}: ${message}` : message, field || undefined)
+  return new OpError(
+    400,
+    'invalid_input',
+    field ? `${field}: ${message}` : message,
+    field || undefined,
+  )
 }
 
 /** The zod issue turned into an OpError naming the field (an unknown key names that key). */

@@ -57,7 +57,9 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
 }
 
 /** Declares an operation with its types inferred. */
-export function defineOp<I extends z.ZodType, O extends z.ZodType>(op: Operation<I, O>): Operation<I, O> {
+export function defineOp<I extends z.ZodType, O extends z.ZodType>(
+  op: Operation<I, O>,
+): Operation<I, O> {
   return op
 }
 

@@ -10,7 +10,10 @@ const MAX_POSITION = 2n ** 63n - 1n
 // One refine, not regex + refine: zod runs every check, and BigInt('x') would throw.
 const positionParam = z
   .string()
-  .refine((v) => /^\d{1,19}$/.test(v) && BigInt(v) <= MAX_POSITION, 'must be a ledger position (a bigint)')
+  .refine(
+    (v) => /^\d{1,19}$/.test(v) && BigInt(v) <= MAX_POSITION,
+    'must be a ledger position (a bigint)',
+  )
 
 const ownerIdParam = z.string().min(1).max(200)
 
@@ -29,7 +32,10 @@ export const ledgerEntrySchema = z.object({
 // Sealed secrets are ciphertext, not secrets, but nobody reading the ledger needs them.
 const SEALED_KEYS = new Set(['secret_sealed', 'previous_sealed', 'prev_secret_sealed'])
 const withoutSealed = (record: Record<string, unknown> | null) =>
-  record && Object.fromEntries(Object.entries(record).map(([k, v]) => [k, SEALED_KEYS.has(k) && v !== null ? '[sealed]' : v]))
+  record &&
+  Object.fromEntries(
+    Object.entries(record).map(([k, v]) => [k, SEALED_KEYS.has(k) && v !== null ? '[sealed]' : v]),
+  )
 
 function ledgerEntryView(row: LedgerRow): z.input<typeof ledgerEntrySchema> {
   return {
@@ -73,7 +79,8 @@ export const ledgerReadOp = defineOp({
 
 export const ledgerAuditOp = defineOp({
   name: 'ledger.audit',
-  summary: 'Every entry about one delivery, endpoint or event, in order: why it was or was not delivered',
+  summary:
+    'Every entry about one delivery, endpoint or event, in order: why it was or was not delivered',
   scope: 'operator',
   http: { method: 'GET', path: '/api/operator/ledger/audit' },
   input: z.strictObject({
@@ -110,7 +117,8 @@ export const replayReportSchema = z.object({
 
 export const ledgerReplayOp = defineOp({
   name: 'ledger.replay',
-  summary: 'Rebuild the projections from the ledger into scratch tables and diff them with the live ones',
+  summary:
+    'Rebuild the projections from the ledger into scratch tables and diff them with the live ones',
   scope: 'operator',
   http: { method: 'POST', path: '/api/operator/ledger/replay' },
   input: z.strictObject({}),

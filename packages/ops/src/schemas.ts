@@ -1,5 +1,10 @@
 import { z } from 'zod'
-import { endpointState, type AttemptRow, type DeliveryRow, type EndpointRow } from '@hookledger/core'
+import {
+  endpointState,
+  type AttemptRow,
+  type DeliveryRow,
+  type EndpointRow,
+} from '@hookledger/core'
 
 /** Ids we mint are UUIDs; anything else cannot name one of our rows. */
 export const uuidParam = z.string().uuid({ message: 'must be a UUID' })
@@ -58,7 +63,13 @@ export function endpointView(row: EndpointRow): EndpointView {
   }
 }
 
-export const deliveryStateSchema = z.enum(['pending', 'running', 'retryable', 'completed', 'discarded'])
+export const deliveryStateSchema = z.enum([
+  'pending',
+  'running',
+  'retryable',
+  'completed',
+  'discarded',
+])
 
 export const deliverySchema = z.object({
   id: z.string(),

@@ -24,7 +24,10 @@ export const scopeId = z
 /** A subject glob such as `wiki://software/**` (see core `matchesSubjectGlob`). */
 export const subjectGlob = z.string().min(1).max(SUBJECT_GLOB_MAX_LENGTH)
 
-const ownerNow = (ctx: OpContext) => ({ owner_id: ctx.principal.owner_id, now: ctx.deps.clock.now() })
+const ownerNow = (ctx: OpContext) => ({
+  owner_id: ctx.principal.owner_id,
+  now: ctx.deps.clock.now(),
+})
 const isoOrNull = (d: Date | null) => (d ? d.toISOString() : null)
 
 export const accessCodeSchema = z.object({
@@ -67,7 +70,9 @@ const embedView = (row: EmbedRow): z.input<typeof embedSchema> => ({
 
 export const accessCodesPut = defineOp({
   name: 'access_codes.put',
-  summary: "Create or re-scope an access code: role globs minus deny globs, optionally the published slice only",
+  summary:
+    'Create or re-scope an access code: role globs minus deny globs, ' +
+    'optionally the published slice only',
   scope: 'admin',
   http: { method: 'PUT', path: '/api/admin/access_codes/:id' },
   statuses: [200, 201],
@@ -86,7 +91,11 @@ export const accessCodesPut = defineOp({
       expires_at: input.expires_at === null ? null : new Date(input.expires_at),
     })
     if (res === 'revoked') {
-      throw new OpError(409, 'access_code_revoked', 'this access code is revoked; revocation is final, use a new id')
+      throw new OpError(
+        409,
+        'access_code_revoked',
+        'this access code is revoked; revocation is final, use a new id',
+      )
     }
     return { status: res.created ? 201 : 200, body: accessCodeView(res.row) }
   },
@@ -131,10 +140,20 @@ export const embedsPut = defineOp({
   async handler(ctx, input) {
     const res = await embedPut(ctx.deps.db, ownerNow(ctx), input)
     if (res === 'unknown_access_code') {
-      throw new OpError(422, 'unknown_access_code', 'access_code_id: no such access code', 'access_code_id')
+      throw new OpError(
+        422,
+        'unknown_access_code',
+        'access_code_id: no such access code',
+        'access_code_id',
+      )
     }
     if (res === 'access_code_revoked') {
-      throw new OpError(422, 'access_code_revoked', 'access_code_id: the access code is revoked', 'access_code_id')
+      throw new OpError(
+        422,
+        'access_code_revoked',
+        'access_code_id: the access code is revoked',
+        'access_code_id',
+      )
     }
     return { status: res.created ? 201 : 200, body: embedView(res.row) }
   },

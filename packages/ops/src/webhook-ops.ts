@@ -1,11 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { z } from 'zod'
-import {
-  checkEndpointUrl,
-  generateWebhookSecret,
-  isValidGlob,
-  secretKeyId,
-} from '@hookledger/core'
+import { checkEndpointUrl, generateWebhookSecret, isValidGlob, secretKeyId } from '@hookledger/core'
 import {
   attemptList,
   deliveryGet,
@@ -60,31 +55,37 @@ async function paged<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 export const eventTypesGlobs = z
-  .array(
-    z
-      .string()
-      .min(1)
-      .max(200)
-      .refine(isValidGlob, 'not a valid event type glob'),
-  )
+  .array(z.string().min(1).max(200).refine(isValidGlob, 'not a valid event type glob'))
   .min(1)
   .max(64)
 
 /** Refuses URLs the egress guard would block and globs that match no webhook-visible type. */
-export function checkEndpointInput(ctx: OpContext, input: { url?: string | undefined; event_types?: readonly string[] | undefined }) {
+export function checkEndpointInput(
+  ctx: OpContext,
+  input: { url?: string | undefined; event_types?: readonly string[] | undefined },
+) {
   if (input.url !== undefined) {
     const problem = checkEndpointUrl(input.url, ctx.deps.egressPolicy)
     if (problem) throw new OpError(422, problem.code, problem.message, 'url')
   }
   input.event_types?.forEach((glob, i) => {
     if (!ctx.deps.catalog.globMatchesSomeWebhookType(glob)) {
-      throw new OpError(422, 'glob_matches_nothing', `"${glob}" matches no webhook-visible event type`, `event_types.${i}`)
+      throw new OpError(
+        422,
+        'glob_matches_nothing',
+        `"${glob}" matches no webhook-visible event type`,
+        `event_types.${i}`,
+      )
     }
   })
 }
 
 export const endpointUrl = z.string().min(1).max(2048)
-export const embedId = z.string().min(1).max(200).regex(/^[A-Za-z0-9_.:-]+$/, 'only letters, digits and _ . : -')
+export const embedId = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9_.:-]+$/, 'only letters, digits and _ . : -')
 
 export const webhooksCreate = defineOp({
   name: 'webhooks.create',
@@ -148,13 +149,21 @@ export const webhooksDeliveries = defineOp({
   summary: "An endpoint's deliveries, newest first; filter by state",
   scope: 'admin',
   http: { method: 'GET', path: '/api/admin/webhooks/:id/deliveries' },
-  input: z.strictObject({ id: uuidParam, state: deliveryStateSchema.optional(), limit: limitParam, cursor: cursorParam }),
+  input: z.strictObject({
+    id: uuidParam,
+    state: deliveryStateSchema.optional(),
+    limit: limitParam,
+    cursor: cursorParam,
+  }),
   output: pageOf(deliverySchema),
   async handler(ctx, input) {
     const owner = ctx.principal.owner_id
     if (!(await endpointGet(ctx.deps.db, owner, input.id))) throw notFound('endpoint')
     const page = await paged(() => deliveryList(ctx.deps.db, owner, input.id, input))
-    return ok({ data: page.data.map((d) => deliveryView(d, ctx.deps.publicBaseUrl)), next_cursor: page.next_cursor })
+    return ok({
+      data: page.data.map((d) => deliveryView(d, ctx.deps.publicBaseUrl)),
+      next_cursor: page.next_cursor,
+    })
   },
 })
 
@@ -166,14 +175,22 @@ export const webhooksAttempts = defineOp({
   input: z.strictObject({ id: uuidParam }),
   output: z.object({
     delivery: deliverySchema,
-    runs: z.array(z.object({ run: z.number().int(), started_at: z.string(), actor: z.string(), previous_attempts: z.number().int().nullable() })),
+    runs: z.array(
+      z.object({
+        run: z.number().int(),
+        started_at: z.string(),
+        actor: z.string(),
+        previous_attempts: z.number().int().nullable(),
+      }),
+    ),
     data: z.array(attemptSchema),
   }),
   async handler(ctx, input) {
     const owner = ctx.principal.owner_id
     const delivery = await deliveryGet(ctx.deps.db, owner, input.id)
     // A deleted endpoint's deliveries read as missing too (the operator ledger keeps them).
-    if (!delivery || !(await endpointGet(ctx.deps.db, owner, delivery.endpoint_id))) throw notFound('delivery')
+    if (!delivery || !(await endpointGet(ctx.deps.db, owner, delivery.endpoint_id)))
+      throw notFound('delivery')
     const { attempts, runs } = await attemptList(ctx.deps.db, owner, input.id)
     return ok({
       delivery: deliveryView(delivery, ctx.deps.publicBaseUrl),
@@ -196,14 +213,17 @@ export const eventsPublish = defineOp({
     const event = preparePublish(ctx.deps.catalog, input, now)
     const { id, created } = await ctx.deps.db
       .transaction()
-      .execute((trx) => eventInsert(trx, { owner_id: ctx.principal.owner_id, event, now, actor: ctx.actor }))
+      .execute((trx) =>
+        eventInsert(trx, { owner_id: ctx.principal.owner_id, event, now, actor: ctx.actor }),
+      )
     return { status: created ? 202 : 200, body: { id } }
   },
 })
 
 export const webhooksUpdate = defineOp({
   name: 'webhooks.update',
-  summary: 'Change an endpoint; `enabled: false` switches it off, `enabled: true` back on and clears its failure state',
+  summary:
+    'Change an endpoint; `enabled: false` switches it off, `enabled: true` back on and clears its failure state',
   scope: 'admin',
   http: { method: 'PATCH', path: '/api/admin/webhooks/:id' },
   input: z.strictObject({
@@ -217,7 +237,9 @@ export const webhooksUpdate = defineOp({
   output: endpointSchema,
   async handler(ctx, { id, ...patch }) {
     checkEndpointInput(ctx, patch)
-    const row = await ctx.deps.db.transaction().execute((trx) => endpointUpdate(trx, ownerCtx(ctx), id, patch))
+    const row = await ctx.deps.db
+      .transaction()
+      .execute((trx) => endpointUpdate(trx, ownerCtx(ctx), id, patch))
     if (!row) throw notFound('endpoint')
     return ok(endpointView(row))
   },
@@ -231,7 +253,9 @@ export const webhooksDelete = defineOp({
   input: z.strictObject({ id: uuidParam }),
   output: z.object({ id: z.string(), deleted: z.literal(true), discarded: z.number().int() }),
   async handler(ctx, input) {
-    const res = await ctx.deps.db.transaction().execute((trx) => endpointDelete(trx, ownerCtx(ctx), input.id))
+    const res = await ctx.deps.db
+      .transaction()
+      .execute((trx) => endpointDelete(trx, ownerCtx(ctx), input.id))
     if (!res) throw notFound('endpoint')
     return ok({ id: input.id, deleted: true as const, discarded: res.discarded })
   },
@@ -239,7 +263,8 @@ export const webhooksDelete = defineOp({
 
 export const webhooksRotateSecret = defineOp({
   name: 'webhooks.rotate_secret',
-  summary: 'A new secret, shown in this answer only; the previous one keeps signing for the grace window',
+  summary:
+    'A new secret, shown in this answer only; the previous one keeps signing for the grace window',
   scope: 'admin',
   http: { method: 'POST', path: '/api/admin/webhooks/:id/rotate_secret' },
   input: z.strictObject({ id: uuidParam }),
@@ -262,7 +287,11 @@ export const webhooksRotateSecret = defineOp({
 export const WEBHOOK_TEST_TYPE = 'webhook.test'
 
 const endpointDisabled = () =>
-  new OpError(409, 'endpoint_disabled', 'the endpoint is disabled; switch it on with enabled: true first')
+  new OpError(
+    409,
+    'endpoint_disabled',
+    'the endpoint is disabled; switch it on with enabled: true first',
+  )
 
 export const webhooksSendTest = defineOp({
   name: 'webhooks.send_test',
@@ -292,7 +321,8 @@ export const webhooksSendTest = defineOp({
 
 export const webhooksRedeliver = defineOp({
   name: 'webhooks.redeliver',
-  summary: 'Re-send every discarded delivery of this endpoint whose event still exists, with a fresh attempt budget',
+  summary:
+    'Re-send every discarded delivery of this endpoint whose event still exists, with a fresh attempt budget',
   scope: 'admin',
   http: { method: 'POST', path: '/api/admin/webhooks/:id/redeliver' },
   input: z.strictObject({ id: uuidParam }),
@@ -310,7 +340,11 @@ export const webhooksRedeliver = defineOp({
   },
 })
 
-export const eventTypeSchema = z.object({ type: z.string(), group: z.string(), description: z.string() })
+export const eventTypeSchema = z.object({
+  type: z.string(),
+  group: z.string(),
+  description: z.string(),
+})
 
 export const webhooksEventTypes = defineOp({
   name: 'webhooks.event_types',
@@ -320,7 +354,9 @@ export const webhooksEventTypes = defineOp({
   input: z.strictObject({}),
   output: pageOf(eventTypeSchema),
   async handler(ctx) {
-    const data = ctx.deps.catalog.webhookTypes().map(({ type, group, description }) => ({ type, group, description }))
+    const data = ctx.deps.catalog
+      .webhookTypes()
+      .map(({ type, group, description }) => ({ type, group, description }))
     // The whole catalog fits one page; the list shape is kept for uniformity.
     return ok({ data, next_cursor: null })
   },

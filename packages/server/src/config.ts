@@ -40,7 +40,8 @@ export function loadCatalogFile(file: string): { file: string; entries: unknown[
   try {
     text = readFileSync(file, 'utf8')
   } catch (err) {
-    throw new Error(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+    const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message
+    throw new Error(`cannot read ${file}: ${reason}`)
   }
   let entries: unknown
   try {

@@ -36,7 +36,10 @@ import type { Config } from './config.js'
  * Creates the process logger, with secrets and auth headers redacted. It writes to stdout
  * unless `destination` is given (tests capture the lines).
  */
-export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, destination?: DestinationStream): Pino {
+export function createLogger(
+  config: Pick<Config, 'LOG_LEVEL'>,
+  destination?: DestinationStream,
+): Pino {
   const options: LoggerOptions = {
     level: config.LOG_LEVEL,
     redact: {

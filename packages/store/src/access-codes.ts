@@ -32,9 +32,11 @@ export async function accessCodePut(
 ): Promise<{ row: AccessCodeRow; created: boolean } | 'revoked'> {
   const res = await sql<AccessCodeRow & { created: boolean }>`
     insert into access_codes as c
-      (owner_id, id, role_globs, deny_globs, reads_published_slice, expires_at, revoked_at, created_at, updated_at)
-    values (${ctx.owner_id}, ${input.id}, ${[...input.role_globs]}::text[], ${[...input.deny_globs]}::text[],
-            ${input.reads_published_slice}, ${input.expires_at}, null, ${ctx.now}, ${ctx.now})
+      (owner_id, id, role_globs, deny_globs, reads_published_slice, expires_at, revoked_at,
+       created_at, updated_at)
+    values (${ctx.owner_id}, ${input.id}, ${[...input.role_globs]}::text[],
+            ${[...input.deny_globs]}::text[], ${input.reads_published_slice}, ${input.expires_at},
+            null, ${ctx.now}, ${ctx.now})
     on conflict (owner_id, id) do update set
       role_globs = excluded.role_globs, deny_globs = excluded.deny_globs,
       reads_published_slice = excluded.reads_published_slice, expires_at = excluded.expires_at,
@@ -65,7 +67,11 @@ export async function accessCodeRevoke(
 }
 
 /** One access code of this owner (revoked ones too: their state is worth seeing), or null. */
-export async function accessCodeGet(db: Db, owner_id: string, id: string): Promise<AccessCodeRow | null> {
+export async function accessCodeGet(
+  db: Db,
+  owner_id: string,
+  id: string,
+): Promise<AccessCodeRow | null> {
   const res = await sql<AccessCodeRow>`
     select * from access_codes where owner_id = ${owner_id} and id = ${id}
   `.execute(db)

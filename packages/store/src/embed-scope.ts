@@ -27,7 +27,8 @@ export async function embedPut(
     // `for share` keeps the code from being revoked between this check and the insert.
     const code = (
       await sql<Pick<AccessCodeRow, 'revoked_at'>>`
-        select revoked_at from access_codes where owner_id = ${ctx.owner_id} and id = ${input.access_code_id} for share
+        select revoked_at from access_codes
+        where owner_id = ${ctx.owner_id} and id = ${input.access_code_id} for share
       `.execute(trx)
     ).rows[0]
     if (!code) return 'unknown_access_code'
@@ -36,7 +37,8 @@ export async function embedPut(
       insert into embeds as e (owner_id, id, access_code_id, deleted_at, created_at, updated_at)
       values (${ctx.owner_id}, ${input.id}, ${input.access_code_id}, null, ${ctx.now}, ${ctx.now})
       on conflict (owner_id, id) do update set
-        access_code_id = excluded.access_code_id, deleted_at = null, updated_at = excluded.updated_at
+        access_code_id = excluded.access_code_id, deleted_at = null,
+        updated_at = excluded.updated_at
       returning e.*, (xmax = 0) as created
     `.execute(trx)
     const { created, ...row } = res.rows[0]!
@@ -45,7 +47,11 @@ export async function embedPut(
 }
 
 /** Deletes a live embed (soft: the row stays for audit). Null when there is no live one. */
-export async function embedDelete(db: Db, ctx: { owner_id: string; now: Date }, id: string): Promise<EmbedRow | null> {
+export async function embedDelete(
+  db: Db,
+  ctx: { owner_id: string; now: Date },
+  id: string,
+): Promise<EmbedRow | null> {
   const res = await sql<EmbedRow>`
     update embeds set deleted_at = ${ctx.now}, updated_at = ${ctx.now}
     where owner_id = ${ctx.owner_id} and id = ${id} and deleted_at is null
@@ -63,7 +69,11 @@ export async function embedGet(db: Db, owner_id: string, id: string): Promise<Em
 }
 
 /** The access code a live embed of this owner stands under, or null (no embed, deleted embed). */
-export async function embedAccessCode(db: Db, owner_id: string, embed_id: string): Promise<AccessCode | null> {
+export async function embedAccessCode(
+  db: Db,
+  owner_id: string,
+  embed_id: string,
+): Promise<AccessCode | null> {
   const res = await sql<AccessCode>`
     select c.role_globs, c.deny_globs, c.reads_published_slice, c.revoked_at, c.expires_at
     from embeds e join access_codes c on c.owner_id = e.owner_id and c.id = e.access_code_id

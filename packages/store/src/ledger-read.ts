@@ -44,7 +44,8 @@ export async function ledgerRead(
 ): Promise<{ data: LedgerRow[]; next_cursor: string | null }> {
   const rows = (
     await sql<LedgerRow>`
-      select position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, payload, actor
+      select position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, payload,
+        actor
       from ledger
       where position > ${params.after ?? '0'}::bigint
         and tx_id < pg_snapshot_xmin(pg_current_snapshot())
@@ -60,10 +61,15 @@ export async function ledgerRead(
  * Every entry about one delivery, endpoint or event (as filtered), in order, up to `limit`:
  * the audit trail an operator reads to say why something was or was not delivered.
  */
-export async function ledgerTrail(db: Db, filter: LedgerFilter, limit: number): Promise<{ data: LedgerRow[]; truncated: boolean }> {
+export async function ledgerTrail(
+  db: Db,
+  filter: LedgerFilter,
+  limit: number,
+): Promise<{ data: LedgerRow[]; truncated: boolean }> {
   const rows = (
     await sql<LedgerRow>`
-      select position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, payload, actor
+      select position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, payload,
+        actor
       from ledger where true ${filterSql(filter)}
       order by position limit ${limit + 1}
     `.execute(db)

@@ -23,7 +23,12 @@ export async function testEventSend(
   const delivery_id = randomUUID()
   // Same cool-down as any new delivery: a failing receiver is not hit at once.
   const coolDown = endpoint.failing_since !== null
-  const base = { occurred_at: ctx.now, owner_id: ctx.owner_id, event_id: event.id, actor: ctx.actor }
+  const base = {
+    occurred_at: ctx.now,
+    owner_id: ctx.owner_id,
+    event_id: event.id,
+    actor: ctx.actor,
+  }
   const entries: LedgerEntry[] = [
     {
       ...base,
@@ -46,7 +51,8 @@ export async function testEventSend(
   ]
   await ledgerCommit(trx, {}, entries)
   await sql`
-    update events set fanned_out_at = ${ctx.now} where owner_id = ${ctx.owner_id} and id = ${event.id}
+    update events set fanned_out_at = ${ctx.now}
+    where owner_id = ${ctx.owner_id} and id = ${event.id}
   `.execute(trx)
   await sql`select pg_notify(${DELIVERIES_CHANNEL}, '')`.execute(trx)
   return { event_id: event.id, delivery_id }
