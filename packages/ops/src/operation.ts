@@ -40,8 +40,8 @@ export const hasJsonBody = (method: HttpMethod): boolean =>
 
 /**
  * One operation, declared once: its name, input and output schemas, required scope and
- * handler. The HTTP routes, the CLI's `op <name>` and the OpenAPI description are all derived
- * from these declarations.
+ * handler. The HTTP routes, the CLI's `op <name>`, the MCP tools and the OpenAPI description
+ * are all derived from these declarations.
  */
 export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
   readonly name: string

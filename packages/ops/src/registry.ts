@@ -24,7 +24,7 @@ import {
 } from './webhook-ops.js'
 
 /**
- * Every operation, declared once. HTTP routes, `hookledger op <name>` and the OpenAPI
+ * Every operation, declared once. HTTP routes, `hookledger op <name>`, the MCP tools and the OpenAPI
  * description are derived from this list; adding an op is one declaration plus its handler.
  * Routes with a literal segment come before a `:param` at the same place (the HTTP adapter
  * also sorts them so, whatever the order here).

@@ -9,6 +9,7 @@ import {
   type CliIo,
 } from '@hookledger/cli'
 import { systemClock } from '@hookledger/core'
+import { createMcpServer, parseMcpPrincipal, StdioServerTransport } from '@hookledger/mcp'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { createLogger, createOpDeps, openDatabase, startService, type Role } from './service.js'
 
@@ -22,6 +23,7 @@ const USAGE = `usage: hookledger <command>
   ledger replay [--verify] [--json]           rebuild projections from the ledger and diff
   ledger audit [--delivery ID|--endpoint ID|--event ID] [--limit N] [--json]
   op <name> [--owner O] [--json '{…}']        run a declared operation
+  mcp --owner O [--scopes admin,publish]      the operations as MCP tools over stdio
 
 Settings come from the environment: PORT, HOST, DATABASE_URL, HOOKLEDGER_DATA_DIR,
 HOOKLEDGER_MASTER_KEY, HOOKLEDGER_EGRESS_ALLOW, HOOKLEDGER_CATALOG_FILE, LOG_LEVEL, …`
@@ -65,6 +67,42 @@ async function serveCommand(config: Config, argv: string[]): Promise<number> {
   await service.stop()
   log.info({}, 'stopped')
   return 0
+}
+
+/**
+ * `mcp --owner O [--scopes admin,publish|operator]`: serves the operations as MCP tools over
+ * stdin/stdout until stdin closes (or SIGTERM/SIGINT), then closes the database.
+ */
+async function mcpCommand(config: Config, argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { owner: { type: 'string' }, scopes: { type: 'string' } },
+  })
+  const parsed = parseMcpPrincipal(values)
+  if (!parsed.ok) {
+    io.err(parsed.message)
+    return 2
+  }
+  // stdout carries the protocol alone: every log line goes to stderr.
+  const level = config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL
+  const log = createLogger({ LOG_LEVEL: level }, process.stderr)
+  const database = await openDatabase(config, log, 2)
+  try {
+    const deps = createOpDeps(config, database.db, log)
+    const server = createMcpServer({ deps, ...parsed.principal })
+    const done = new Promise<void>((resolve) => {
+      process.stdin.once('end', resolve)
+      process.stdin.once('close', resolve)
+      process.once('SIGTERM', resolve)
+      process.once('SIGINT', resolve)
+    })
+    await server.connect(new StdioServerTransport())
+    await done
+    await server.close()
+    return 0
+  } finally {
+    await database.close()
+  }
 }
 
 /** The `hookledger` command. Returns the exit code. */
@@ -113,6 +151,8 @@ export async function main(argv: string[]): Promise<number> {
       if (sub === 'audit') return withDatabase(config, ({ db }) => ledgerAuditCommand(db, io, values))
       break
     }
+    case 'mcp':
+      return mcpCommand(config, [sub, ...rest].filter((a): a is string => a !== undefined))
     case 'op': {
       const { values } = parseArgs({ args: rest, options: { owner: { type: 'string' }, json: { type: 'string' } } })
       return withDatabase(config, ({ db }) => {

@@ -1,0 +1,179 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  createEgressPolicy,
+  createEventCatalog,
+  createSecretBox,
+  generateMasterKey,
+  silentLogger,
+  systemClock,
+} from '@hookledger/core'
+import { OPERATIONS, type OpDeps } from '@hookledger/ops'
+import type { TokenScope } from '@hookledger/store'
+import { testDatabase, type TestDatabase } from '@hookledger/testkit'
+import { createMcpServer, toolName } from './mcp-server.js'
+
+let database: TestDatabase
+let deps: OpDeps
+const clients: Client[] = []
+
+beforeAll(async () => {
+  database = await testDatabase()
+  deps = {
+    db: database.db,
+    clock: systemClock,
+    secretBox: createSecretBox(generateMasterKey()),
+    egressPolicy: createEgressPolicy({ allow: ['127.0.0.0/8'] }),
+    catalog: createEventCatalog(),
+    logger: silentLogger,
+    rotationGraceMs: 3_600_000,
+    publicBaseUrl: 'http://hookledger.test',
+  }
+})
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close()))
+  await database.close()
+})
+
+/** A client talking to a fresh server in-process; tools listed first so outputs are validated. */
+async function connect(owner_id: string, scopes: TokenScope[]) {
+  const server = createMcpServer({ deps, owner_id, scopes })
+  const client = new Client({ name: 'mcp-server.int.spec', version: '0' })
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+  await Promise.all([server.connect(serverSide), client.connect(clientSide)])
+  clients.push(client)
+  const { tools } = await client.listTools()
+  const called = new Set<string>()
+  // `any`: tests read arbitrary fields of answers.
+  const call = async (name: string, args: Record<string, unknown> = {}): Promise<any> => {
+    called.add(name)
+    const res = await client.callTool({ name, arguments: args })
+    const text = (res.content as { type: string; text: string }[])[0]!.text
+    if (res.isError) return { isError: true, problem: JSON.parse(text) }
+    // The text content carries the same answer as the structured one.
+    expect(JSON.parse(text)).toEqual(res.structuredContent)
+    return res.structuredContent
+  }
+  return { client, tools, call, called }
+}
+
+describe('createMcpServer: the MCP projection of the registry', () => {
+  it('lists one tool per op the scopes allow, with the op input as JSON Schema', async () => {
+    const owner = await connect('acme', ['admin', 'publish'])
+    const ownerOps = OPERATIONS.filter((op) => op.scope !== 'operator')
+    expect(owner.tools.map((t) => t.name).sort()).toEqual(ownerOps.map(toolName).sort())
+    const create = owner.tools.find((t) => t.name === 'webhooks_create')!
+    expect(create.description).toContain('POST /api/admin/webhooks')
+    expect(create.inputSchema).toMatchObject({
+      type: 'object',
+      required: expect.arrayContaining(['url', 'event_types']),
+      additionalProperties: false,
+    })
+    expect(create.inputSchema).not.toHaveProperty('$schema')
+    expect(create.outputSchema).toMatchObject({ type: 'object' })
+    expect(owner.tools.find((t) => t.name === 'webhooks_list')!.annotations).toMatchObject({
+      readOnlyHint: true,
+    })
+
+    const publisher = await connect('acme', ['publish'])
+    expect(publisher.tools.map((t) => t.name)).toEqual(['events_publish'])
+    const operator = await connect('ignored', ['operator'])
+    expect(operator.tools.map((t) => t.name).sort()).toEqual([
+      'ledger_audit',
+      'ledger_read',
+      'ledger_replay',
+    ])
+  })
+
+  it('runs every tool like the HTTP route; answers match their output schemas', async () => {
+    const acme = await connect('acme', ['admin', 'publish'])
+    const { call } = acme
+
+    const types = await call('webhooks_event_types')
+    expect(types.data.map((t: { type: string }) => t.type)).toContain('booking.created')
+    const created = await call('webhooks_create', {
+      url: 'http://127.0.0.1:9/hook',
+      event_types: ['booking.*'],
+    })
+    expect(created.secret).toMatch(/^whsec_/)
+    const id = created.endpoint.id as string
+    expect(await call('webhooks_list')).toEqual({ data: [created.endpoint], next_cursor: null })
+    expect(await call('webhooks_get', { id })).toEqual(created.endpoint)
+    expect(await call('webhooks_update', { id, description: 'via mcp' })).toMatchObject({
+      id,
+      description: 'via mcp',
+    })
+    expect((await call('webhooks_rotate_secret', { id })).secret).toMatch(/^whsec_/)
+    const sent = await call('webhooks_send_test', { id })
+    expect((await call('webhooks_deliveries', { id, limit: 5 })).data).toEqual([
+      expect.objectContaining({ id: sent.delivery_id }),
+    ])
+    expect((await call('webhooks_attempts', { id: sent.delivery_id })).delivery.id).toBe(
+      sent.delivery_id,
+    )
+    expect(await call('webhooks_redeliver', { id })).toEqual({ requeued: 0, skipped: 0 })
+    const published = await call('events_publish', {
+      type: 'booking.created',
+      subject: 'booking://1',
+    })
+    expect(published.id).toMatch(/^evt_/)
+
+    await call('access_codes_put', { id: 'staff', role_globs: ['wiki://**'] })
+    expect((await call('access_codes_get', { id: 'staff' })).role_globs).toEqual(['wiki://**'])
+    await call('embeds_put', { id: 'site', access_code_id: 'staff' })
+    expect((await call('embeds_get', { id: 'site' })).access_code_id).toBe('staff')
+    expect(await call('embeds_delete', { id: 'site' })).toEqual({ id: 'site', deleted: true })
+    expect((await call('access_codes_revoke', { id: 'staff' })).revoked_at).not.toBeNull()
+    expect(await call('webhooks_delete', { id })).toMatchObject({ id, deleted: true })
+    expect([...acme.called].sort()).toEqual(acme.tools.map((t) => t.name).sort())
+
+    const operator = await connect('ignored', ['operator'])
+    const ledger = await operator.call('ledger_read', { limit: 200 })
+    const mine = ledger.data.filter((e: { owner_id: string }) => e.owner_id === 'acme')
+    expect(mine.length).toBeGreaterThan(0)
+    // The ledger records who acted: this session, not a token.
+    expect(new Set(mine.map((e: { actor: string }) => e.actor))).toContain('owner:mcp')
+    const audit = await operator.call('ledger_audit', { endpoint_id: id })
+    expect(audit.data.length).toBeGreaterThan(0)
+    expect((await operator.call('ledger_replay')).differences).toEqual([])
+    expect([...operator.called].sort()).toEqual(operator.tools.map((t) => t.name).sort())
+  })
+
+  it('answers refusals as tool errors naming the field, never a protocol failure', async () => {
+    const { call, client } = await connect('acme', ['admin', 'publish'])
+    expect(await call('webhooks_get', { id: 'nope' })).toEqual({
+      isError: true,
+      problem: { code: 'invalid_input', message: 'id: must be a UUID', field: 'id', status: 400 },
+    })
+    expect((await call('webhooks_list', { limit: 500 })).problem.field).toBe('limit')
+    expect((await call('webhooks_list', { colour: 'red' })).problem).toMatchObject({
+      code: 'invalid_input',
+      field: 'colour',
+    })
+    const nul = await call('events_publish', { type: 'booking.created', subject: 'a\u0000b' })
+    expect(nul.problem).toMatchObject({ code: 'invalid_input', field: 'subject' })
+    expect(
+      (await call('webhooks_create', { url: 'http://127.0.0.1:9/', event_types: ['nope.*'] }))
+        .problem,
+    ).toMatchObject({ code: 'glob_matches_nothing', field: 'event_types.0', status: 422 })
+    expect(
+      (await call('webhooks_get', { id: '00000000-0000-4000-8000-000000000000' })).problem,
+    ).toMatchObject({ code: 'not_found', status: 404 })
+    // A tool this session does not have is a protocol error (as an unknown tool is).
+    await expect(client.callTool({ name: 'ledger_replay', arguments: {} })).rejects.toThrow(
+      /unknown tool "ledger_replay"/,
+    )
+  })
+
+  it("keeps owners apart: one owner's session never sees another's endpoint", async () => {
+    const acme = await connect('acme-iso', ['admin'])
+    const other = await connect('other-iso', ['admin'])
+    const { endpoint } = await acme.call('webhooks_create', {
+      url: 'http://127.0.0.1:9/hook',
+      event_types: ['booking.*'],
+    })
+    expect(await other.call('webhooks_list')).toEqual({ data: [], next_cursor: null })
+    expect((await other.call('webhooks_get', { id: endpoint.id })).problem.code).toBe('not_found')
+  })
+})
