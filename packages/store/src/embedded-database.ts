@@ -23,7 +23,8 @@ export async function freePort(): Promise<number> {
   })
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid is running (EPERM: it is, under another user). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
     return true
@@ -39,7 +40,7 @@ function runningServer(pgDir: string): { pid: number; port: number } | null {
   const lines = readFileSync(file, 'utf8').split('\n')
   const pid = Number(lines[0])
   const port = Number(lines[3])
-  return Number.isInteger(pid) && pid > 0 && alive(pid) && port > 0 ? { pid, port } : null
+  return Number.isInteger(pid) && pid > 0 && processAlive(pid) && port > 0 ? { pid, port } : null
 }
 
 /**

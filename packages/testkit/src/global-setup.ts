@@ -2,7 +2,13 @@ import { existsSync, readdirSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import pg from 'pg'
 import type { TestProject } from 'vitest/node'
-import { createDb, migrateToLatest, openEmbeddedDatabase, type EmbeddedDatabase } from '@hookledger/store'
+import {
+  createDb,
+  migrateToLatest,
+  openEmbeddedDatabase,
+  processAlive,
+  type EmbeddedDatabase,
+} from '@hookledger/store'
 
 /** The template every test file's database is cloned from. */
 export const TEMPLATE_DB = 'hookledger_template'
@@ -54,21 +60,12 @@ export default async function setup(project: TestProject) {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
 /** Removes what runs that are gone left behind (`run-<pid>` of a dead pid, the old flat layout). */
 function removeStaleRuns(root: string): void {
   if (!existsSync(root)) return
   for (const name of readdirSync(root)) {
     const run = /^run-(\d+)$/.exec(name)
-    if (run ? !alive(Number(run[1])) : name === 'pg' || name === 'pg-credentials.json') {
+    if (run ? !processAlive(Number(run[1])) : name === 'pg' || name === 'pg-credentials.json') {
       if (name === 'pg' && existsSync(path.join(root, 'pg', 'postmaster.pid'))) continue
       rmSync(path.join(root, name), { recursive: true, force: true })
     }
