@@ -68,8 +68,9 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
   const leaseUntil = new Date(now.getTime() + (params.leaseMs ?? JOB_TIMEOUT_MS))
   return db.transaction().execute(async (trx) => {
     // One statement: pick the heads, lock them (a row another worker holds, or that changed
-    // since, is skipped), and read their events. The heads are materialized first so the lock
-    // goes through the primary key whatever the planner thinks of the backlog.
+    // since, is skipped), and read their events. Each head is locked by primary key (a lateral
+    // probe per head), whatever the planner's estimate of the backlog: left to itself after a
+    // burst of new rows it would rather scan the whole claim index.
     const locked = await sql<DeliveryRow & HeadEvent>`
       with heads as materialized (
         select h.id from endpoints e
@@ -85,9 +86,12 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
       select d.*, ev.id as ev_id, ev.type as ev_type, ev.subject as ev_subject,
              ev.occurred_at as ev_occurred_at, ev.data as ev_data
       from heads
-      join deliveries d on d.id = heads.id
+      cross join lateral (
+        select * from deliveries d
+        where d.id = heads.id and d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
+        limit 1
+      ) d
       left join events ev on ev.owner_id = d.owner_id and ev.id = d.event_id
-      where d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
       order by d.next_attempt_at, d.id
       for update of d skip locked
     `.execute(trx)

@@ -23,8 +23,9 @@ export interface Settlement {
 /**
  * Records outcomes of running deliveries in one transaction: one guarded write for all
  * delivery rows (a row the rescuer already took back is left alone and its outcome dropped),
- * the endpoint transitions each outcome implies (decided on the locked endpoint rows), one
- * multi-row ledger append and the attempt-history rows. Returns the ids recorded.
+ * the endpoint transitions each outcome implies (decided on the locked endpoint rows), then one
+ * statement for the endpoint rows, the multi-row ledger append and the attempt-history rows.
+ * Returns the ids recorded.
  */
 export async function deliverySettle(trx: Trx, items: readonly Settlement[], now: Date): Promise<Set<string>> {
   if (items.length === 0) return new Set()

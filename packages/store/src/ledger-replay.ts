@@ -50,11 +50,17 @@ async function* ledgerPages(trx: Trx): AsyncGenerator<LedgerRecord[]> {
 
 async function fill(trx: Trx, table: string, like: string, rows: readonly object[]): Promise<void> {
   await sql`create temp table ${sql.ref(table)} (like ${sql.ref(like)}) on commit drop`.execute(trx)
+  // The next chunk's JSON is built while the database inserts the previous one (one statement
+  // in flight at a time).
+  let inserting: Promise<unknown> = Promise.resolve()
   for (let i = 0; i < rows.length; i += CHUNK) {
-    await sql`
-      insert into ${sql.ref(table)} select * from jsonb_populate_recordset(null::${sql.ref(like)}, ${rowsToJson(rows.slice(i, i + CHUNK))}::jsonb)
+    const json = rowsToJson(rows.slice(i, i + CHUNK))
+    await inserting
+    inserting = sql`
+      insert into ${sql.ref(table)} select * from jsonb_populate_recordset(null::${sql.ref(like)}, ${json}::jsonb)
     `.execute(trx)
   }
+  await inserting
 }
 
 async function diff(

@@ -45,7 +45,8 @@ export function rowsToJson(rows: readonly Row[]): string {
       const value = row[key]
       if (value instanceof Uint8Array) {
         copy ??= { ...row }
-        copy[key] = '\\x' + Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')
+        const bytes = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+        copy[key] = '\\x' + bytes.toString('hex')
       }
     }
     out[i] = copy ?? row
@@ -94,6 +95,12 @@ export interface ClaimGuard {
 /**
  * Overwrites running deliveries whose claim is still the one the worker holds (a rescuer may
  * have taken a row back after its lease expired). Returns the ids actually written.
+ *
+ * Each row travels with its guard in one JSON element and is found by primary key (the id list
+ * gives the planner that path whatever its estimates, and the join is on the id). The state
+ * test is written `is not distinct from`: the same test as `=` for this non-null column, but
+ * not one the planner can answer from the partial index `deliveries_running_idx`, whose dead
+ * entries pile up between vacuums and which it would otherwise pick on a stale estimate.
  */
 export async function deliveriesWriteIfClaimed(
   trx: Trx,
@@ -102,12 +109,20 @@ export async function deliveriesWriteIfClaimed(
 ): Promise<Set<string>> {
   if (rows.length === 0) return new Set()
   const updatable = DELIVERY_COLUMNS.filter((c) => c !== 'id')
+  const guardById = new Map(guards.map((g) => [g.id, g]))
+  const items = rows.map((row) => {
+    const g = guardById.get(row.id)
+    return { ...row, guard_claimed_by: g?.claimed_by ?? null, guard_lease_until: g?.lease_until ?? null }
+  })
   const result = await sql<{ id: string }>`
     update deliveries d set (${list(updatable)}) = (${list(updatable, 'r')})
-    from jsonb_populate_recordset(null::deliveries, ${rowsToJson(rows)}::jsonb) r,
-         jsonb_to_recordset(${JSON.stringify(guards)}::jsonb) as g(id uuid, claimed_by text, lease_until timestamptz)
-    where d.id = r.id and g.id = r.id and d.state = 'running'
-      and d.claimed_by = g.claimed_by and d.lease_until = g.lease_until
+    from jsonb_array_elements(${rowsToJson(items)}::jsonb) x
+    cross join lateral jsonb_populate_record(null::deliveries, x) r
+    where d.id = any(${rows.map((r) => r.id)}::uuid[])
+      and d.id = (x->>'id')::uuid
+      and d.claimed_by = x->>'guard_claimed_by'
+      and d.lease_until = (x->>'guard_lease_until')::timestamptz
+      and d.state is not distinct from 'running'
     returning d.id
   `.execute(trx)
   return new Set(result.rows.map((r) => r.id))
