@@ -35,18 +35,22 @@ describe('ledger replay --verify', () => {
       'delivery.attempted',
       'delivery.retry_scheduled',
     ])
-    // Behind the ledger's back: a delivery's attempts, an endpoint's description, a lost attempt row.
+    // Behind the ledger's back: a delivery's attempts, an endpoint's description, and a
+    // delivery row that no ledger entry ever created.
     await sql`update deliveries set attempts = 7 where id = ${d1!.id}`.execute(h.db)
     await sql`update endpoints set description = 'edited' where id = ${endpoint.id}`.execute(h.db)
-    const lost = await sql<{ ledger_position: string }>`
-      delete from delivery_attempts where ledger_position = (select min(ledger_position) from delivery_attempts) returning ledger_position
+    const forged = '00000000-0000-4000-8000-000000000001'
+    await sql`
+      insert into deliveries select ${forged}::uuid, owner_id, endpoint_id, 'evt_forged', event_type, 'completed', run,
+        run_started_at, attempts, null, null, null, last_status, last_error, created_at, updated_at
+      from deliveries where id = ${d1!.id}
     `.execute(h.db)
 
     const tampered = await runCli(['ledger', 'replay', '--verify'], env)
     expect(tampered.code).toBe(1)
     expect(tampered.stdout).toContain(`DIFF deliveries ${d1!.id}: changed (attempts: live=7`)
     expect(tampered.stdout).toMatch(new RegExp(`DIFF endpoints ${endpoint.id}: changed \\(description: live="edited" replayed=""\\)`))
-    expect(tampered.stdout).toContain(`DIFF delivery_attempts ${lost.rows[0]!.ledger_position}: missing_live`)
+    expect(tampered.stdout).toContain(`DIFF deliveries ${forged}: extra_live`)
     expect(tampered.stdout).not.toContain('no differences')
   })
 })

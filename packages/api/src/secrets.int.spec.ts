@@ -78,7 +78,6 @@ describe('webhook secrets', () => {
         'ledger',
         'endpoints',
         'deliveries',
-        'delivery_attempts',
         'events',
         'api_tokens',
         'embeds',

@@ -50,7 +50,10 @@ export interface DeliveryRow {
   updated_at: Date
 }
 
-/** A row of `delivery_attempts`, keyed by the position of its `delivery.attempted` entry. */
+/**
+ * A row of the attempt history (`delivery_attempts`, a view over `delivery.attempted` entries),
+ * keyed by the position of its entry.
+ */
 export interface AttemptRow {
   ledger_position: string
   delivery_id: string

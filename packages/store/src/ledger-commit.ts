@@ -1,6 +1,5 @@
 import {
   applyEntry,
-  attemptRowOf,
   type DeliveryRow,
   type EndpointRow,
   type LedgerEntry,
@@ -11,12 +10,10 @@ import { sql, type RawBuilder } from 'kysely'
 import type { Trx } from './database.js'
 import { ledgerAppend, ledgerInsertSql } from './ledger-append.js'
 import {
-  ATTEMPT_COLUMNS,
   DELIVERY_COLUMNS,
   ENDPOINT_COLUMNS,
   projectionUpsert,
   projectionUpsertSql,
-  rowsToJson,
 } from './projection-write.js'
 
 /** Current rows (locked by the caller, or known absent) that the entries start from. */
@@ -45,8 +42,8 @@ export function foldOver(base: CommitBase, entries: readonly LedgerEntry[]): { s
 
 /**
  * The one writer: folds `entries` over `base` with the core evolve functions, writes every
- * changed projection row, then appends the entries and the attempt-history rows they imply —
- * all in the caller's transaction. Every owner command goes through here; the worker's hot
+ * changed projection row, then appends the entries — all in the caller's transaction. (The
+ * attempt history is a view over the `delivery.attempted` entries.) Every owner command goes through here; the worker's hot
  * paths use the same pieces with a claim guard.
  */
 export async function ledgerCommit(
@@ -60,30 +57,14 @@ export async function ledgerCommit(
   await projectionUpsert(trx, 'endpoints', ENDPOINT_COLUMNS, 'id', [...endpoints.values()])
   await projectionUpsert(trx, 'deliveries', DELIVERY_COLUMNS, 'id', [...deliveries.values()])
   const positions = await ledgerAppend(trx, entries)
-  await attemptsInsert(trx, entries, positions)
   return { endpoints, deliveries, positions }
-}
-
-/** Inserts the attempt-history rows of `delivery.attempted` entries, keyed by their position. */
-export async function attemptsInsert(
-  trx: Trx,
-  entries: readonly LedgerEntry[],
-  positions: readonly string[],
-): Promise<void> {
-  const rows = entries.flatMap((e, i) => {
-    const row = attemptRowOf(e, positions[i]!)
-    return row ? [row] : []
-  })
-  await projectionUpsert(trx, 'delivery_attempts', ATTEMPT_COLUMNS, 'ledger_position', rows)
 }
 
 /**
  * The writes of a commit whose projection rows the caller already holds locked (the claim and
- * the settle lock them first): the changed rows, the ledger entries and the attempt-history
- * rows they imply, in ONE statement (data-modifying CTEs), so a hot-path transaction pays one
- * round trip for its writes. The locks were taken before, so positions are still drawn after
- * them. Positions are drawn in entry order, so the n-th smallest position of the statement
- * belongs to the n-th entry; that is how each attempt row gets its ledger position.
+ * the settle lock them first): the changed rows and the ledger entries in ONE statement
+ * (data-modifying CTEs), so a hot-path transaction pays one round trip for its writes. The
+ * locks were taken before, so positions are still drawn after them.
  */
 export async function lockedWrite(
   trx: Trx,
@@ -97,22 +78,8 @@ export async function lockedWrite(
   if (rows.deliveries && rows.deliveries.length > 0) {
     ctes.push(sql`w_deliveries as (${projectionUpsertSql('deliveries', DELIVERY_COLUMNS, 'id', rows.deliveries)})`)
   }
-  // Attempt rows carry their entry's ordinal (1-based) as a placeholder position.
-  const attempts = entries.flatMap((e, i) => {
-    const row = attemptRowOf(e, String(i + 1))
-    return row ? [row] : []
-  })
   let main: RawBuilder<unknown>
-  if (attempts.length > 0) {
-    ctes.push(sql`w_ledger as (${ledgerInsertSql(entries)})`)
-    const rest = ATTEMPT_COLUMNS.filter((c) => c !== 'ledger_position')
-    main = sql`
-      insert into delivery_attempts (ledger_position, ${sql.join(rest.map((c) => sql.raw(c)))})
-      select l.position, ${sql.join(rest.map((c) => sql.raw(`a.${c}`)))}
-      from (select position, row_number() over (order by position) as n from w_ledger) l
-      join jsonb_populate_recordset(null::delivery_attempts, ${rowsToJson(attempts)}::jsonb) a on a.ledger_position = l.n
-    `
-  } else if (entries.length > 0) {
+  if (entries.length > 0) {
     main = ledgerInsertSql(entries)
   } else if (ctes.length > 0) {
     main = sql`select 1`

@@ -4,7 +4,7 @@
  * statement writes a whole batch whatever its size.
  */
 import { sql, type RawBuilder } from 'kysely'
-import type { AttemptRow, DeliveryRow, EndpointRow } from '@hookledger/core'
+import type { DeliveryRow, EndpointRow } from '@hookledger/core'
 import type { Trx } from './database.js'
 
 type Row = object
@@ -21,14 +21,10 @@ export const DELIVERY_COLUMNS = [
   'attempts', 'next_attempt_at', 'claimed_by', 'lease_until', 'last_status', 'last_error',
   'created_at', 'updated_at',
 ] as const satisfies readonly (keyof DeliveryRow)[]
-export const ATTEMPT_COLUMNS = [
-  'ledger_position', 'delivery_id', 'attempt', 'counted', 'run', 'owner_id', 'started_at',
-  'duration_ms', 'status_code', 'error', 'outcome', 'signed_with', 'actor',
-] as const satisfies readonly (keyof AttemptRow)[]
 
 // Compile-time check that each list names every field of its row type.
 type Missing<R, L extends readonly string[]> = Exclude<keyof R, L[number]>
-const complete: [Missing<EndpointRow, typeof ENDPOINT_COLUMNS>, Missing<DeliveryRow, typeof DELIVERY_COLUMNS>, Missing<AttemptRow, typeof ATTEMPT_COLUMNS>] extends [never, never, never] ? true : false = true
+const complete: [Missing<EndpointRow, typeof ENDPOINT_COLUMNS>, Missing<DeliveryRow, typeof DELIVERY_COLUMNS>] extends [never, never] ? true : false = true
 void complete
 
 /**
@@ -60,7 +56,7 @@ const list = (cols: readonly string[], prefix?: string) =>
 
 /** The statement of {@link projectionUpsert}, to run alone or as one part of a larger statement. */
 export function projectionUpsertSql(
-  table: 'endpoints' | 'deliveries' | 'delivery_attempts',
+  table: 'endpoints' | 'deliveries',
   columns: readonly string[],
   key: string,
   rows: readonly Row[],
@@ -76,7 +72,7 @@ export function projectionUpsertSql(
 /** Inserts or fully overwrites rows of `table`, keyed by `key`. */
 export async function projectionUpsert(
   trx: Trx,
-  table: 'endpoints' | 'deliveries' | 'delivery_attempts',
+  table: 'endpoints' | 'deliveries',
   columns: readonly string[],
   key: string,
   rows: readonly Row[],
