@@ -1,4 +1,3 @@
-import { sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
 import {
   createSecretBox,
@@ -111,12 +110,6 @@ describe('three worker processes, one endpoint', () => {
     expect(new Set(deliveredIds).size).toBe(200)
     expect(deliveredIds.length).toBe(200)
     expect(receiver.maxConcurrent).toBe(1)
-    // Each worker took part (the lease, not luck, kept them apart).
-    const actors = await sql<{ actor: string }>`
-      select distinct actor from ledger where kind = 'delivery.attempted'
-    `.execute(database.db)
-    expect(actors.rows.length).toBeGreaterThanOrEqual(2)
-
     // SIGKILL the worker that holds evt_hang mid-POST.
     await publish(database.db, 'evt_hang')
     await receiver.waitFor(201, 30_000)

@@ -341,15 +341,25 @@ describe('rescuer', () => {
 
 describe('lock order', () => {
   it('deleting an endpoint while a claim holds its head delivery does not deadlock', async () => {
-    const h = (harness = await engineHarness())
-    const { endpoint } = await h.createEndpoint()
     // the head (earliest due) delivery, and a later one with a smaller id: the delete locks the
-    // endpoint's waiting deliveries in id order, so it meets the later one first
-    await h.publish({ id: 'evt_head' })
-    await h.dispatcher.fanoutOnce()
-    const head = await deliveryOf(h, 'evt_head')
+    // endpoint's waiting deliveries in id order, so it meets the later one first. Ids are
+    // random: start over until the head's id is in the upper three quarters, so a smaller one
+    // turns up within a few tries.
+    let h: EngineHarness
+    let endpoint: { id: string }
+    let head: { id: string }
+    for (;;) {
+      h = harness = await engineHarness()
+      endpoint = (await h.createEndpoint()).endpoint
+      await h.publish({ id: 'evt_head' })
+      await h.dispatcher.fanoutOnce()
+      head = await deliveryOf(h, 'evt_head')
+      if (head.id >= '4') break
+      await h.close()
+      harness = null
+    }
     let low: { id: string; event_id: string } | null = null
-    for (let i = 0; i < 64 && low === null; i++) {
+    for (let i = 0; i < 200 && low === null; i++) {
       h.clock.advance(1 * s)
       await h.publish({ id: `evt_low_${i}` })
       await h.dispatcher.fanoutOnce()
