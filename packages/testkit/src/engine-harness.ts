@@ -95,6 +95,20 @@ export async function engineHarness(options: HarnessOptions = {}) {
         .execute((trx) => eventInsert(trx, { owner_id: owner, event: e, now: clock.now(), actor: 'system' }))
       return e
     },
+    /** The delivery row of an event (one endpoint). */
+    deliveryOf: (eventId: string) =>
+      database.db.selectFrom('deliveries').selectAll().where('event_id', '=', eventId).executeTakeFirstOrThrow(),
+    /** An endpoint row, deleted or not. */
+    endpointOf: (id: string) =>
+      database.db.selectFrom('endpoints').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
+    /** The ledger entries about one delivery or one endpoint, in order. */
+    ledgerOf: (column: 'delivery_id' | 'endpoint_id', id: string) =>
+      database.db
+        .selectFrom('ledger')
+        .select(['position', 'kind', 'occurred_at', 'payload', 'actor', 'delivery_id'])
+        .where(column, '=', id)
+        .orderBy('position')
+        .execute(),
     /** One dispatcher step at the current fake time. */
     step: () => dispatcher.runOnce(),
     /** Replays the ledger and returns the differences (none on a healthy database). */

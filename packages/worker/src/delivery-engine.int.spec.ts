@@ -34,26 +34,8 @@ const ownerCtx = (hx: EngineHarness) => ({
   actor: 'owner:test',
 })
 
-async function deliveryOf(hx: EngineHarness, eventId: string) {
-  return hx.db
-    .selectFrom('deliveries')
-    .selectAll()
-    .where('event_id', '=', eventId)
-    .executeTakeFirstOrThrow()
-}
 
-async function endpointOf(hx: EngineHarness, id: string) {
-  return hx.db.selectFrom('endpoints').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
-}
 
-async function ledgerOfDelivery(hx: EngineHarness, deliveryId: string) {
-  return hx.db
-    .selectFrom('ledger')
-    .select(['kind', 'payload', 'actor', 'occurred_at'])
-    .where('delivery_id', '=', deliveryId)
-    .orderBy('position')
-    .execute()
-}
 
 /** The endpoint's own transitions (entries about the endpoint, not about one of its deliveries). */
 async function endpointKinds(hx: EngineHarness, endpointId: string) {
@@ -98,11 +80,11 @@ describe('Retry-After: pending at the time asked, no attempt spent, capped at 1 
     const t0 = h.clock.now().getTime()
     expect(await h.step()).toMatchObject({ claimed: 1, attempted: 1 })
 
-    let d = await deliveryOf(h, 'evt_ra')
+    let d = await h.deliveryOf('evt_ra')
     expect(d).toMatchObject({ state: 'pending', attempts: 0, last_status: 503, claimed_by: null })
     expect(d.next_attempt_at!.getTime() - t0).toBe(120 * s)
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({ failing_since: new Date(t0) })
-    const ledger = await ledgerOfDelivery(h, d.id)
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({ failing_since: new Date(t0) })
+    const ledger = await h.ledgerOf('delivery_id', d.id)
     expect(ledger.map((e) => e.kind)).toEqual([
       'delivery.enqueued',
       'delivery.claimed',
@@ -125,9 +107,9 @@ describe('Retry-After: pending at the time asked, no attempt spent, capped at 1 
     expect(await h.step()).toMatchObject({ claimed: 0 })
     h.clock.advance(1)
     expect(await h.step()).toMatchObject({ claimed: 1 })
-    d = await deliveryOf(h, 'evt_ra')
+    d = await h.deliveryOf('evt_ra')
     expect(d).toMatchObject({ state: 'completed', attempts: 1, last_status: 204 })
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({ failing_since: null, enabled: true })
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({ failing_since: null, enabled: true })
     expect(await endpointKinds(h, endpoint.id)).toEqual([
       'endpoint.created',
       'endpoint.failing',
@@ -170,26 +152,26 @@ describe('Retry-After: pending at the time asked, no attempt spent, capped at 1 
     const t0 = h.clock.now().getTime()
 
     await h.step() // snoozed
-    let d = await deliveryOf(h, 'evt_ra')
+    let d = await h.deliveryOf('evt_ra')
     expect(d).toMatchObject({ state: 'pending', attempts: 0, last_status: status })
     expect(d.next_attempt_at!.getTime() - t0).toBe(expectedMs)
 
     h.clock.set(d.next_attempt_at!)
     await h.step() // 500
-    d = await deliveryOf(h, 'evt_ra')
+    d = await h.deliveryOf('evt_ra')
     expect(d).toMatchObject({ state: 'retryable', attempts: 1 })
     const t2 = d.next_attempt_at!.getTime()
     h.clock.set(t2)
     await h.step() // snoozed again
-    d = await deliveryOf(h, 'evt_ra')
+    d = await h.deliveryOf('evt_ra')
     expect(d).toMatchObject({ state: 'pending', attempts: 1 })
     expect(d.next_attempt_at!.getTime() - t2).toBe(expectedMs)
 
     h.clock.set(d.next_attempt_at!)
     await h.step()
-    expect(await deliveryOf(h, 'evt_ra')).toMatchObject({ state: 'completed', attempts: 2 })
+    expect(await h.deliveryOf('evt_ra')).toMatchObject({ state: 'completed', attempts: 2 })
     expect(h.receiver.requests).toHaveLength(4)
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({ failing_since: null })
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({ failing_since: null })
     await expectReplayClean(h)
   })
 })
@@ -203,7 +185,7 @@ describe('other answers', () => {
       await h.publish({ id: 'evt_4xx' })
       const t0 = h.clock.now()
       await h.step()
-      const d = await deliveryOf(h, 'evt_4xx')
+      const d = await h.deliveryOf('evt_4xx')
       expect(d).toMatchObject({
         state: 'discarded',
         attempts: 1,
@@ -211,7 +193,7 @@ describe('other answers', () => {
         last_status: status,
         last_error: `HTTP ${status}`,
       })
-      const ledger = await ledgerOfDelivery(h, d.id)
+      const ledger = await h.ledgerOf('delivery_id', d.id)
       expect(ledger.map((e) => e.kind)).toEqual([
         'delivery.enqueued',
         'delivery.claimed',
@@ -220,7 +202,7 @@ describe('other answers', () => {
       ])
       expect(ledger[3]!.payload).toEqual({ reason: 'http_status', detail: String(status) })
       // every non-success marks the endpoint failing, 410 included
-      expect(await endpointOf(h, endpoint.id)).toMatchObject({
+      expect(await h.endpointOf(endpoint.id)).toMatchObject({
         enabled: true,
         failing_since: t0,
         busy_until: null,
@@ -242,11 +224,11 @@ describe('other answers', () => {
       await h.publish({ id: 'evt_5xx' })
       const t0 = h.clock.now().getTime()
       await h.step()
-      const d = await deliveryOf(h, 'evt_5xx')
+      const d = await h.deliveryOf('evt_5xx')
       expect(d).toMatchObject({ state: 'retryable', attempts: 1, last_status: status })
       expect(d.next_attempt_at!.getTime() - t0).toBe(5 * s)
-      expect(await endpointOf(h, endpoint.id)).toMatchObject({ failing_since: new Date(t0) })
-      const ledger = await ledgerOfDelivery(h, d.id)
+      expect(await h.endpointOf(endpoint.id)).toMatchObject({ failing_since: new Date(t0) })
+      const ledger = await h.ledgerOf('delivery_id', d.id)
       expect(ledger.map((e) => e.kind).slice(-2)).toEqual([
         'delivery.attempted',
         'delivery.retry_scheduled',
@@ -261,7 +243,7 @@ describe('other answers', () => {
     await h.publish({ id: 'evt_slow' })
     const t0 = h.clock.now().getTime()
     await h.step()
-    const d = await deliveryOf(h, 'evt_slow')
+    const d = await h.deliveryOf('evt_slow')
     expect(d).toMatchObject({
       state: 'retryable',
       attempts: 1,
@@ -269,13 +251,13 @@ describe('other answers', () => {
       last_error: 'timeout: timed out after 100 ms',
     })
     expect(d.next_attempt_at!.getTime() - t0).toBe(5 * s)
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({ failing_since: new Date(t0) })
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({ failing_since: new Date(t0) })
     // the receiver is fast again: the retry completes and the endpoint recovers
     h.receiver.answer({ status: 200 })
     h.clock.set(d.next_attempt_at!)
     await h.step()
-    expect(await deliveryOf(h, 'evt_slow')).toMatchObject({ state: 'completed', attempts: 2 })
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({ failing_since: null })
+    expect(await h.deliveryOf('evt_slow')).toMatchObject({ state: 'completed', attempts: 2 })
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({ failing_since: null })
     await expectReplayClean(h)
   })
 
@@ -288,7 +270,7 @@ describe('other answers', () => {
     await h.createEndpoint({ url })
     await h.publish({ id: 'evt_refused' })
     await h.step()
-    expect(await deliveryOf(h, 'evt_refused')).toMatchObject({
+    expect(await h.deliveryOf('evt_refused')).toMatchObject({
       state: 'retryable',
       attempts: 1,
       last_status: null,
@@ -304,7 +286,7 @@ describe('other answers', () => {
     await h.publish({ id: 'evt_loop' })
     await h.step()
     expect(h.receiver.requests).toHaveLength(6) // the first POST and 5 redirects
-    const d = await deliveryOf(h, 'evt_loop')
+    const d = await h.deliveryOf('evt_loop')
     expect(d).toMatchObject({ state: 'retryable', attempts: 1, last_status: null })
     expect(d.last_error).toMatch(/^too_many_redirects: /)
     await expectReplayClean(h)
@@ -315,9 +297,9 @@ describe('other answers', () => {
     const { endpoint } = await h.createEndpoint({ url: 'http://10.1.2.3/hook' })
     await h.publish({ id: 'evt_ssrf' })
     await h.step()
-    const d = await deliveryOf(h, 'evt_ssrf')
+    const d = await h.deliveryOf('evt_ssrf')
     expect(d).toMatchObject({ state: 'discarded', attempts: 0, next_attempt_at: null })
-    const ledger = await ledgerOfDelivery(h, d.id)
+    const ledger = await h.ledgerOf('delivery_id', d.id)
     expect(ledger.map((e) => e.kind).slice(-2)).toEqual([
       'delivery.attempted',
       'delivery.discarded',
@@ -329,7 +311,7 @@ describe('other answers', () => {
     })
     expect(ledger.at(-1)!.payload).toMatchObject({ reason: 'egress_blocked' })
     expect(h.receiver.requests).toHaveLength(0)
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({ failing_since: h.clock.now() })
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({ failing_since: h.clock.now() })
     await expectReplayClean(h)
   })
 })
@@ -343,19 +325,19 @@ describe('endpoint failure state', () => {
     const t0 = h.clock.now()
     await h.step()
     for (const expected of [5 * s, 5 * min]) {
-      const d = await deliveryOf(h, 'evt_flaky')
+      const d = await h.deliveryOf('evt_flaky')
       expect(d.state).toBe('retryable')
       expect(d.next_attempt_at!.getTime() - h.clock.now().getTime()).toBe(expected)
-      expect(await endpointOf(h, endpoint.id)).toMatchObject({ failing_since: t0 }) // not moved
+      expect(await h.endpointOf(endpoint.id)).toMatchObject({ failing_since: t0 }) // not moved
       h.clock.set(d.next_attempt_at!)
       await h.step()
     }
-    expect(await deliveryOf(h, 'evt_flaky')).toMatchObject({
+    expect(await h.deliveryOf('evt_flaky')).toMatchObject({
       state: 'completed',
       attempts: 3,
       last_status: 204,
     })
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({ failing_since: null, enabled: true })
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({ failing_since: null, enabled: true })
     expect(await endpointKinds(h, endpoint.id)).toEqual([
       'endpoint.created',
       'endpoint.failing',
@@ -372,7 +354,7 @@ describe('endpoint failure state', () => {
     const t0 = h.clock.now().getTime()
     await h.step()
     // the first delivery, enqueued while the endpoint was healthy, was due at once
-    const firstEnqueued = (await ledgerOfDelivery(h, (await deliveryOf(h, 'evt_first')).id))[0]!
+    const firstEnqueued = (await h.ledgerOf('delivery_id', (await h.deliveryOf('evt_first')).id))[0]!
     expect(firstEnqueued.payload).toEqual({
       event_type: 'booking.created',
       next_attempt_at: new Date(t0).toISOString(),
@@ -382,25 +364,25 @@ describe('endpoint failure state', () => {
     h.clock.advance(1 * s)
     await h.publish({ id: 'evt_second' })
     expect(await h.step()).toMatchObject({ enqueued: 1, claimed: 0 })
-    const second = await deliveryOf(h, 'evt_second')
+    const second = await h.deliveryOf('evt_second')
     expect(second).toMatchObject({ state: 'pending', attempts: 0 })
     expect(second.next_attempt_at!.getTime() - h.clock.now().getTime()).toBe(COOL_DOWN_MS)
-    expect((await ledgerOfDelivery(h, second.id))[0]!.payload).toMatchObject({ cool_down: true })
+    expect((await h.ledgerOf('delivery_id', second.id))[0]!.payload).toMatchObject({ cool_down: true })
 
     // the first delivery's retry (due at +5 s) succeeds; the second still waits its 5 minutes
     h.clock.set(t0 + 5 * s)
     await h.step()
-    expect(await deliveryOf(h, 'evt_first')).toMatchObject({ state: 'completed' })
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({ failing_since: null })
-    expect(await deliveryOf(h, 'evt_second')).toMatchObject({ state: 'pending', attempts: 0 })
+    expect(await h.deliveryOf('evt_first')).toMatchObject({ state: 'completed' })
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({ failing_since: null })
+    expect(await h.deliveryOf('evt_second')).toMatchObject({ state: 'pending', attempts: 0 })
     h.clock.set(second.next_attempt_at!)
     await h.step()
-    expect(await deliveryOf(h, 'evt_second')).toMatchObject({ state: 'completed', attempts: 1 })
+    expect(await h.deliveryOf('evt_second')).toMatchObject({ state: 'completed', attempts: 1 })
 
     // healthy again: the next new delivery is due at once
     await h.publish({ id: 'evt_third' })
     await h.step()
-    expect(await deliveryOf(h, 'evt_third')).toMatchObject({ state: 'completed' })
+    expect(await h.deliveryOf('evt_third')).toMatchObject({ state: 'completed' })
     await expectReplayClean(h)
   })
 
@@ -410,14 +392,14 @@ describe('endpoint failure state', () => {
     h.receiver.enqueue({ status: 500 })
     await h.publish({ id: 'evt_x' })
     await h.step()
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({ failing_since: h.clock.now() })
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({ failing_since: h.clock.now() })
 
     h.clock.advance(1 * s)
     const row = await h.db
       .transaction()
       .execute((trx) => endpointUpdate(trx, ownerCtx(h), endpoint.id, { enabled: true }))
     expect(row).toMatchObject({ enabled: true, failing_since: null, disabled_reason: null })
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({ failing_since: null })
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({ failing_since: null })
     expect(await endpointKinds(h, endpoint.id)).toEqual([
       'endpoint.created',
       'endpoint.failing',
@@ -426,7 +408,7 @@ describe('endpoint failure state', () => {
 
     await h.publish({ id: 'evt_y' })
     await h.step()
-    expect(await deliveryOf(h, 'evt_y')).toMatchObject({ state: 'completed', attempts: 1 })
+    expect(await h.deliveryOf('evt_y')).toMatchObject({ state: 'completed', attempts: 1 })
     await expectReplayClean(h)
   })
 
@@ -440,7 +422,7 @@ describe('endpoint failure state', () => {
     await h.db
       .transaction()
       .execute((trx) => endpointUpdate(trx, ownerCtx(h), endpoint.id, { enabled: false }))
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({
       enabled: false,
       disabled_reason: 'disabled_by_owner',
     })
@@ -459,14 +441,14 @@ describe('endpoint failure state', () => {
     await h.db
       .transaction()
       .execute((trx) => endpointUpdate(trx, ownerCtx(h), endpoint.id, { enabled: true }))
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({
       enabled: true,
       disabled_reason: null,
       failing_since: null,
     })
     await h.publish({ id: 'evt_after' })
     await h.step()
-    expect(await deliveryOf(h, 'evt_after')).toMatchObject({ state: 'completed' })
+    expect(await h.deliveryOf('evt_after')).toMatchObject({ state: 'completed' })
     await expectReplayClean(h)
   })
 })
@@ -477,7 +459,7 @@ describe('discarded on claim', () => {
     const { endpoint } = await h.createEndpoint()
     await h.publish({ id: 'evt_d' })
     await h.step()
-    const d0 = await deliveryOf(h, 'evt_d')
+    const d0 = await h.deliveryOf('evt_d')
     expect(d0).toMatchObject({ state: 'retryable', attempts: 1 })
     await h.db
       .transaction()
@@ -486,14 +468,14 @@ describe('discarded on claim', () => {
     h.clock.set(d0.next_attempt_at!)
     expect(await h.step()).toMatchObject({ claimed: 0, settledOnClaim: 1 })
     expect(h.receiver.requests).toHaveLength(1)
-    const d = await deliveryOf(h, 'evt_d')
+    const d = await h.deliveryOf('evt_d')
     expect(d).toMatchObject({
       state: 'discarded',
       attempts: 1,
       next_attempt_at: null,
       claimed_by: null,
     })
-    const ledger = await ledgerOfDelivery(h, d.id)
+    const ledger = await h.ledgerOf('delivery_id', d.id)
     expect(ledger.map((e) => e.kind).slice(-1)).toEqual(['delivery.discarded'])
     expect(ledger.at(-1)!.payload).toEqual({
       reason: 'endpoint_disabled',
@@ -511,9 +493,9 @@ describe('discarded on claim', () => {
       .transaction()
       .execute((trx) => endpointDelete(trx, ownerCtx(h), endpoint.id))
     expect(r).toEqual({ discarded: 1 })
-    const d = await deliveryOf(h, 'evt_del')
+    const d = await h.deliveryOf('evt_del')
     expect(d).toMatchObject({ state: 'discarded', attempts: 1 })
-    expect((await ledgerOfDelivery(h, d.id)).at(-1)!.payload).toEqual({
+    expect((await h.ledgerOf('delivery_id', d.id)).at(-1)!.payload).toEqual({
       reason: 'endpoint_deleted',
     })
     h.clock.advance(day)
@@ -562,14 +544,14 @@ describe('discarded on claim', () => {
         h.clock.now(),
       ),
     )
-    const d0 = await deliveryOf(h, 'evt_inflight')
+    const d0 = await h.deliveryOf('evt_inflight')
     expect(d0).toMatchObject({ state: 'retryable', attempts: 1 })
     // when it falls due it is discarded, not left waiting forever for an endpoint that is gone
     h.clock.set(d0.next_attempt_at!)
     expect(await h.step()).toMatchObject({ claimed: 0, settledOnClaim: 1 })
-    const d = await deliveryOf(h, 'evt_inflight')
+    const d = await h.deliveryOf('evt_inflight')
     expect(d).toMatchObject({ state: 'discarded', attempts: 1, next_attempt_at: null })
-    expect((await ledgerOfDelivery(h, d.id)).at(-1)!.payload).toEqual({
+    expect((await h.ledgerOf('delivery_id', d.id)).at(-1)!.payload).toEqual({
       reason: 'endpoint_deleted',
     })
     expect(h.receiver.requests).toHaveLength(0)
@@ -581,7 +563,7 @@ describe('discarded on claim', () => {
     await h.createEndpoint()
     await h.publish({ id: 'evt_old' })
     await h.step()
-    const d0 = await deliveryOf(h, 'evt_old')
+    const d0 = await h.deliveryOf('evt_old')
     expect(d0).toMatchObject({ state: 'retryable', attempts: 1 })
 
     h.clock.advance(29 * day)
@@ -598,16 +580,16 @@ describe('discarded on claim', () => {
 
     expect(await h.step()).toMatchObject({ claimed: 0, settledOnClaim: 1 })
     expect(h.receiver.requests).toHaveLength(1)
-    const d = await deliveryOf(h, 'evt_old')
+    const d = await h.deliveryOf('evt_old')
     expect(d).toMatchObject({ state: 'discarded', attempts: 1, next_attempt_at: null })
-    expect((await ledgerOfDelivery(h, d.id)).map((e) => e.kind)).toEqual([
+    expect((await h.ledgerOf('delivery_id', d.id)).map((e) => e.kind)).toEqual([
       'delivery.enqueued',
       'delivery.claimed',
       'delivery.attempted',
       'delivery.retry_scheduled',
       'delivery.discarded',
     ])
-    expect((await ledgerOfDelivery(h, d.id)).at(-1)!.payload).toEqual({ reason: 'event_pruned' })
+    expect((await h.ledgerOf('delivery_id', d.id)).at(-1)!.payload).toEqual({ reason: 'event_pruned' })
     await expectReplayClean(h)
   })
 })

@@ -18,26 +18,8 @@ afterEach(async () => {
   harness = null
 })
 
-async function deliveryOf(hx: EngineHarness, eventId: string) {
-  return hx.db
-    .selectFrom('deliveries')
-    .selectAll()
-    .where('event_id', '=', eventId)
-    .executeTakeFirstOrThrow()
-}
 
-async function endpointOf(hx: EngineHarness, id: string) {
-  return hx.db.selectFrom('endpoints').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
-}
 
-async function ledgerOfDelivery(hx: EngineHarness, deliveryId: string) {
-  return hx.db
-    .selectFrom('ledger')
-    .select(['kind', 'payload', 'actor'])
-    .where('delivery_id', '=', deliveryId)
-    .orderBy('position')
-    .execute()
-}
 
 /**
  * Resolves once some backend of this database waits on a lock while running a query like
@@ -71,7 +53,7 @@ describe('endpoint lease', () => {
     const { endpoint } = await h.createEndpoint()
     await h.publish({ id: 'evt_busy' })
     await h.dispatcher.fanoutOnce()
-    const d0 = await deliveryOf(h, 'evt_busy')
+    const d0 = await h.deliveryOf('evt_busy')
     expect(d0).toMatchObject({ state: 'pending', attempts: 0 })
     const t0 = h.clock.now()
     const foreignLeaseUntil = new Date(t0.getTime() + JOB_TIMEOUT_MS)
@@ -100,16 +82,16 @@ describe('endpoint lease', () => {
     expect(await step).toMatchObject({ claimed: 0, settledOnClaim: 1, attempted: 0 })
 
     expect(h.receiver.requests).toHaveLength(0)
-    const d = await deliveryOf(h, 'evt_busy')
+    const d = await h.deliveryOf('evt_busy')
     expect(d).toMatchObject({ state: 'pending', attempts: 0, claimed_by: null, lease_until: null })
     expect(d.next_attempt_at!.getTime() - t0.getTime()).toBe(BUSY_SNOOZE_MS)
-    const ledger = await ledgerOfDelivery(h, d.id)
+    const ledger = await h.ledgerOf('delivery_id', d.id)
     expect(ledger.map((e) => [e.kind, e.payload])).toEqual([
       ['delivery.enqueued', expect.anything()],
       ['delivery.lease_busy', { next_attempt_at: new Date(t0.getTime() + 2 * s).toISOString() }],
     ])
     // the other worker's lease is untouched; no attempt history
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({
       busy_until: foreignLeaseUntil,
       busy_delivery_id: foreignDelivery,
       failing_since: null,
@@ -119,13 +101,13 @@ describe('endpoint lease', () => {
     // 2 s later the lease is still held: the busy endpoint is not even a candidate
     h.clock.advance(BUSY_SNOOZE_MS)
     expect(await h.step()).toMatchObject({ claimed: 0, settledOnClaim: 0 })
-    expect(await deliveryOf(h, 'evt_busy')).toMatchObject({ state: 'pending', attempts: 0 })
+    expect(await h.deliveryOf('evt_busy')).toMatchObject({ state: 'pending', attempts: 0 })
 
     // once that lease expires the delivery is claimed and delivered: its first attempt
     h.clock.set(foreignLeaseUntil)
     expect(await h.step()).toMatchObject({ claimed: 1, attempted: 1 })
-    expect(await deliveryOf(h, 'evt_busy')).toMatchObject({ state: 'completed', attempts: 1 })
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({
+    expect(await h.deliveryOf('evt_busy')).toMatchObject({ state: 'completed', attempts: 1 })
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({
       busy_until: null,
       busy_delivery_id: null,
     })
@@ -142,7 +124,7 @@ describe('endpoint lease', () => {
     await h.dispatcher.fanoutOnce()
     const first = await deliveryClaim(h.db, { now: h.clock.now(), limit: 10, actor: 'worker:a' })
     expect(first.claimed.map((c) => c.event.id)).toEqual(['evt_1'])
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({
       busy_delivery_id: first.claimed[0]!.delivery.id,
       busy_until: new Date(h.clock.now().getTime() + JOB_TIMEOUT_MS),
     })
@@ -173,12 +155,12 @@ describe('endpoint lease', () => {
         h.clock.now(),
       ),
     )
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({
       busy_until: null,
       busy_delivery_id: null,
     })
     expect(await h.step()).toMatchObject({ claimed: 1, attempted: 1 })
-    expect(await deliveryOf(h, 'evt_2')).toMatchObject({ state: 'completed', attempts: 1 })
+    expect(await h.deliveryOf('evt_2')).toMatchObject({ state: 'completed', attempts: 1 })
     expect((await h.replay()).differences).toEqual([])
   })
 })
@@ -204,7 +186,7 @@ describe('rescuer', () => {
     h.clock.set(t0 + 16 * s)
     expect(await h.step()).toMatchObject({ claimed: 0 }) // still running: not a candidate
     expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 1, pruned: 0 })
-    let d = await deliveryOf(h, 'evt_lost')
+    let d = await h.deliveryOf('evt_lost')
     expect(d).toMatchObject({
       state: 'retryable',
       attempts: 1,
@@ -213,7 +195,7 @@ describe('rescuer', () => {
     })
     expect(d.next_attempt_at!.getTime()).toBe(t0 + 16 * s + 5 * s)
     expect(d.last_error).toMatch(/^interrupted: worker:dead held the lease past /)
-    const ledger = await ledgerOfDelivery(h, d.id)
+    const ledger = await h.ledgerOf('delivery_id', d.id)
     expect(ledger.map((e) => e.kind)).toEqual([
       'delivery.enqueued',
       'delivery.claimed',
@@ -236,7 +218,7 @@ describe('rescuer', () => {
       backoff_ms: 5 * s,
     })
     // the lease is released; a lost worker is not the receiver's failure
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({
       busy_until: null,
       busy_delivery_id: null,
       failing_since: null,
@@ -263,13 +245,13 @@ describe('rescuer', () => {
       ),
     )
     expect(late.size).toBe(0)
-    expect(await deliveryOf(h, 'evt_lost')).toMatchObject({ state: 'retryable', attempts: 1 })
-    expect(await ledgerOfDelivery(h, d.id)).toHaveLength(4)
+    expect(await h.deliveryOf('evt_lost')).toMatchObject({ state: 'retryable', attempts: 1 })
+    expect(await h.ledgerOf('delivery_id', d.id)).toHaveLength(4)
 
     // the retry goes out (at-least-once) and completes
     h.clock.set(d.next_attempt_at!)
     expect(await h.step()).toMatchObject({ claimed: 1, attempted: 1 })
-    d = await deliveryOf(h, 'evt_lost')
+    d = await h.deliveryOf('evt_lost')
     expect(d).toMatchObject({ state: 'completed', attempts: 2, last_status: 204 })
     expect(h.receiver.requests).toHaveLength(1)
     const history = await h.db
@@ -303,8 +285,8 @@ describe('rescuer', () => {
     expect(live.claimed.map((c) => c.event.id)).toEqual(['evt_next'])
     const nextId = live.claimed[0]!.delivery.id
     expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 1, pruned: 0 })
-    expect(await deliveryOf(h, 'evt_lost')).toMatchObject({ state: 'retryable', attempts: 1 })
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({
+    expect(await h.deliveryOf('evt_lost')).toMatchObject({ state: 'retryable', attempts: 1 })
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({
       busy_delivery_id: nextId,
       busy_until: new Date(t0 + 16 * s + JOB_TIMEOUT_MS),
     })
@@ -328,13 +310,13 @@ describe('rescuer', () => {
         h.clock.now(),
       ),
     )
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({
       busy_delivery_id: null,
       busy_until: null,
     })
     h.clock.set(t0 + 21 * s)
     expect(await h.step()).toMatchObject({ claimed: 1, attempted: 1 })
-    expect(await deliveryOf(h, 'evt_lost')).toMatchObject({ state: 'completed', attempts: 2 })
+    expect(await h.deliveryOf('evt_lost')).toMatchObject({ state: 'completed', attempts: 2 })
     expect((await h.replay()).differences).toEqual([])
   })
 })
@@ -353,7 +335,7 @@ describe('lock order', () => {
       endpoint = (await h.createEndpoint()).endpoint
       await h.publish({ id: 'evt_head' })
       await h.dispatcher.fanoutOnce()
-      head = await deliveryOf(h, 'evt_head')
+      head = await h.deliveryOf('evt_head')
       if (head.id >= '4') break
       await h.close()
       harness = null
@@ -363,7 +345,7 @@ describe('lock order', () => {
       h.clock.advance(1 * s)
       await h.publish({ id: `evt_low_${i}` })
       await h.dispatcher.fanoutOnce()
-      const d = await deliveryOf(h, `evt_low_${i}`)
+      const d = await h.deliveryOf(`evt_low_${i}`)
       if (d.id < head.id) low = d
     }
     expect(low).not.toBeNull()
@@ -394,9 +376,9 @@ describe('lock order', () => {
     expect(deleted).toEqual({ status: 'fulfilled', value: { discarded: expect.any(Number) } })
     expect(claimed).toMatchObject({ status: 'fulfilled', value: { settled: 0 } })
     // the claim took the head before the delete reached it; the delete discarded the rest
-    expect(await deliveryOf(h, 'evt_head')).toMatchObject({ state: 'running' })
-    expect(await deliveryOf(h, low!.event_id)).toMatchObject({ state: 'discarded' })
-    expect(await endpointOf(h, endpoint.id)).toMatchObject({ deleted_at: h.clock.now() })
+    expect(await h.deliveryOf('evt_head')).toMatchObject({ state: 'running' })
+    expect(await h.deliveryOf(low!.event_id)).toMatchObject({ state: 'discarded' })
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({ deleted_at: h.clock.now() })
     expect((await h.replay()).differences).toEqual([])
   })
 })

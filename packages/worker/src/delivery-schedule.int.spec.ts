@@ -18,14 +18,6 @@ afterEach(async () => {
   harness = null
 })
 
-async function ledgerOf(hx: EngineHarness, column: 'delivery_id' | 'endpoint_id', id: string) {
-  return hx.db
-    .selectFrom('ledger')
-    .select(['position', 'kind', 'occurred_at', 'payload', 'actor', 'delivery_id'])
-    .where(column, '=', id)
-    .orderBy('position')
-    .execute()
-}
 
 describe('the retry schedule, end to end', () => {
   it('18 attempts against a 500, 17 exact gaps, discarded (max_attempts), endpoint failing then disabled', async () => {
@@ -102,7 +94,7 @@ describe('the retry schedule, end to end', () => {
 
     // the delivery's ledger: enqueued, 17 × (claimed, attempted, retry_scheduled), then the last
     const d = await hx.db.selectFrom('deliveries').selectAll().executeTakeFirstOrThrow()
-    const dl = await ledgerOf(hx, 'delivery_id', d.id)
+    const dl = await hx.ledgerOf('delivery_id', d.id)
     expect(dl.map((e) => e.kind)).toEqual([
       'delivery.enqueued',
       ...Array.from({ length: 17 }, () => [
@@ -135,7 +127,7 @@ describe('the retry schedule, end to end', () => {
     expect(dl.at(-1)!.payload).toEqual({ reason: 'max_attempts' })
 
     // the endpoint's own transitions, in order, each at the time it happened
-    const el = (await ledgerOf(hx, 'endpoint_id', endpoint.id)).filter(
+    const el = (await hx.ledgerOf('endpoint_id', endpoint.id)).filter(
       (e) => e.delivery_id === null,
     )
     expect(el.map((e) => [e.kind, e.occurred_at.getTime() - t0])).toEqual([
@@ -144,7 +136,7 @@ describe('the retry schedule, end to end', () => {
       ['endpoint.disabled', RETRY_WINDOW_MS],
     ])
     // and the endpoint.disabled entry comes right after the discard it was decided with
-    const all = await ledgerOf(hx, 'endpoint_id', endpoint.id)
+    const all = await hx.ledgerOf('endpoint_id', endpoint.id)
     expect(all.slice(-3).map((e) => e.kind)).toEqual([
       'delivery.attempted',
       'delivery.discarded',
@@ -236,7 +228,7 @@ describe('the retry schedule, end to end', () => {
       next_attempt_at: null,
       last_status: 503,
     })
-    const dl = await ledgerOf(hx, 'delivery_id', d.id)
+    const dl = await hx.ledgerOf('delivery_id', d.id)
     expect(
       dl.slice(-6).map((e) => [e.kind, e.payload['outcome'] ?? e.payload['reason'] ?? null]),
     ).toEqual([
