@@ -21,6 +21,16 @@ export interface CommandContext {
   readonly actor: string
 }
 
+/** The common fields of an entry about one endpoint, made by an owner command. */
+const endpointEntryBase = (ctx: CommandContext, endpointId: string) => ({
+  occurred_at: ctx.now,
+  owner_id: ctx.owner_id,
+  endpoint_id: endpointId,
+  delivery_id: null,
+  event_id: null,
+  actor: ctx.actor,
+})
+
 /** Locks and returns a live (not deleted) endpoint of this owner, or null. */
 export async function endpointLock(trx: Trx, ctx: CommandContext, id: string): Promise<EndpointRow | null> {
   const rows = await sql<EndpointRow>`
@@ -44,12 +54,7 @@ export async function endpointCreate(trx: Trx, ctx: CommandContext, input: Endpo
   const { endpoints } = await ledgerCommit(trx, {}, [
     {
       kind: 'endpoint.created',
-      occurred_at: ctx.now,
-      owner_id: ctx.owner_id,
-      endpoint_id: id,
-      delivery_id: null,
-      event_id: null,
-      actor: ctx.actor,
+      ...endpointEntryBase(ctx, id),
       payload: {
         url: input.url,
         description: input.description,
@@ -109,12 +114,7 @@ export async function endpointDelete(
     ...waiting.flatMap((d) => decideDelivery(d, DeliveryOutcome.discarded('endpoint_deleted'), ctx)),
     {
       kind: 'endpoint.deleted',
-      occurred_at: ctx.now,
-      owner_id: ctx.owner_id,
-      endpoint_id: id,
-      delivery_id: null,
-      event_id: null,
-      actor: ctx.actor,
+      ...endpointEntryBase(ctx, id),
       payload: {},
     },
   ]
@@ -138,12 +138,7 @@ export async function endpointRotateSecret(
   const { endpoints } = await ledgerCommit(trx, { endpoints: [row] }, [
     {
       kind: 'endpoint.secret_rotated',
-      occurred_at: ctx.now,
-      owner_id: ctx.owner_id,
-      endpoint_id: id,
-      delivery_id: null,
-      event_id: null,
-      actor: ctx.actor,
+      ...endpointEntryBase(ctx, id),
       payload: {
         secret_sealed: bytesToBase64(input.secret_sealed),
         secret_key_id: input.secret_key_id,
