@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import {
   COOL_DOWN_MS,
+  deliveryIdFor,
   decideScope,
   isRawSubject,
   iso,
@@ -97,7 +97,7 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
           ...base,
           kind: 'delivery.enqueued',
           endpoint_id: endpointId,
-          delivery_id: randomUUID(),
+          delivery_id: deliveryIdFor(endpointId, event.id),
           payload: {
             event_type: event.type,
             next_attempt_at: iso(coolDown ? new Date(now.getTime() + COOL_DOWN_MS) : now),
@@ -114,7 +114,7 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
     if (rows.length > 0) {
       const res = await sql<{ id: string }>`
         insert into deliveries select * from jsonb_populate_recordset(null::deliveries, ${rowsToJson(rows)}::jsonb)
-        on conflict (endpoint_id, event_id) do nothing returning id
+        on conflict (id) do nothing returning id
       `.execute(trx)
       inserted = new Set(res.rows.map((r) => r.id))
     }

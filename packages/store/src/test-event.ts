@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
-import { COOL_DOWN_MS, iso, type EndpointRow, type LedgerEntry } from '@hookledger/core'
+import { COOL_DOWN_MS, deliveryIdFor, iso, type EndpointRow, type LedgerEntry } from '@hookledger/core'
 import type { Trx } from './database.js'
 import type { CommandContext } from './endpoint-commands.js'
 import { DELIVERIES_CHANNEL, eventInsert, type EventToPublish } from './event-publish.js'
@@ -20,7 +19,7 @@ export async function testEventSend(
   event: EventToPublish,
 ): Promise<{ event_id: string; delivery_id: string }> {
   await eventInsert(trx, { owner_id: ctx.owner_id, event, now: ctx.now, actor: ctx.actor })
-  const delivery_id = randomUUID()
+  const delivery_id = deliveryIdFor(endpoint.id, event.id)
   // Same cool-down as any new delivery: a failing receiver is not hit at once.
   const coolDown = endpoint.failing_since !== null
   const base = {
