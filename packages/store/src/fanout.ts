@@ -65,6 +65,15 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
         order by created_at, id
       `.execute(trx)
     ).rows
+    // Each event looks only at its own owner's endpoints, and matched ids map back in O(1):
+    // a fan-out to N endpoints stays linear in N.
+    const byOwner = new Map<string, EndpointRow[]>()
+    for (const ep of endpoints) {
+      const list = byOwner.get(ep.owner_id)
+      if (list) list.push(ep)
+      else byOwner.set(ep.owner_id, [ep])
+    }
+    const byId = new Map(endpoints.map((ep) => [ep.id, ep]))
     const entries: LedgerEntry[] = []
     for (const event of events) {
       const base = { occurred_at: now, owner_id: event.owner_id, event_id: event.id, actor }
@@ -73,8 +82,7 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
       const visible = catalog.isWebhookVisible(event.type)
       const target = event.type === 'webhook.test' ? String(event.data['endpoint_id'] ?? '') : null
       if (visible) {
-        for (const ep of endpoints) {
-          if (ep.owner_id !== event.owner_id) continue
+        for (const ep of byOwner.get(event.owner_id) ?? []) {
           if (target !== null ? ep.id !== target : !matchesAny(ep.event_types, event.type)) continue
           const needsEmbed = ep.embed_id !== null && event.type === 'corpus.note.changed' && !isRawSubject(event.subject)
           const embedAdmits = needsEmbed ? await params.embedAdmits(ep.embed_id!, event, now) : null
@@ -91,7 +99,7 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
         payload: { type: event.type, matched, denied, ...(visible ? {} : { skipped_internal: true }) },
       })
       for (const endpointId of matched) {
-        const ep = endpoints.find((e) => e.id === endpointId)!
+        const ep = byId.get(endpointId)!
         const coolDown = ep.failing_since !== null
         entries.push({
           ...base,
