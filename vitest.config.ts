@@ -1,12 +1,28 @@
-import { defineConfig } from 'vitest/config'
+import { defaultServerConditions } from 'vite'
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config'
+
+// Workspace packages resolve to their TypeScript sources (`source` export condition); the
+// compiled `dist/` is what the `hookledger` command runs.
+const resolve = { conditions: ['source', ...defaultServerConditions] }
+
+/** One project per tier, named by the file suffix every spec already carries. */
+const tier = (name: 'unit' | 'int' | 'e2e', include: string[], timeoutMs: number): TestProjectInlineConfiguration => ({
+  resolve,
+  ssr: { resolve },
+  test: { name, include, pool: 'forks', testTimeout: timeoutMs, hookTimeout: timeoutMs },
+})
 
 export default defineConfig({
+  resolve,
+  ssr: { resolve },
   test: {
-    include: ['packages/*/src/**/*.spec.ts', 'tests/**/*.spec.ts'],
+    // One PostgreSQL for the whole run, started by the root project (skipped for unit-only runs).
     globalSetup: ['packages/testkit/src/global-setup.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-    pool: 'forks',
     reporters: ['default'],
+    projects: [
+      tier('unit', ['packages/*/src/**/*.unit.spec.ts'], 10_000),
+      tier('int', ['packages/*/src/**/*.int.spec.ts'], 30_000),
+      tier('e2e', ['tests/**/*.e2e.spec.ts'], 60_000),
+    ],
   },
 })

@@ -22,7 +22,7 @@ const SCOPES: readonly TokenScope[] = ['admin', 'publish', 'operator']
 /** Owner ids the CLI accepts: lowercase letters, digits, `_` and `-`, up to 63. */
 const OWNER_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/
 
-/** `token create --owner O --scopes admin,publish [--label L] [--json]` */
+/** `token create --owner O --scopes admin,publish [--label L] [--json]`, or `--scopes operator` (no owner). */
 export async function tokenCreateCommand(
   db: Db,
   io: CliIo,
@@ -48,19 +48,23 @@ export async function tokenCreateCommand(
     io.err('an operator token carries only the "operator" scope')
     return 2
   }
+  if (operator && args.owner !== undefined) {
+    io.err('an operator token is bound to no owner: drop --owner')
+    return 2
+  }
   const owner = operator ? OPERATOR_OWNER : args.owner
-  if (!owner || !OWNER_ID.test(owner)) {
+  if (!operator && (!owner || !OWNER_ID.test(owner))) {
     io.err('--owner is required: lowercase letters, digits, "_" and "-" (up to 63)')
     return 2
   }
   const { id, token } = await apiTokenCreate(db, {
-    owner_id: owner,
+    owner_id: owner!,
     scopes: scopes as TokenScope[],
     label: args.label ?? '',
     now: args.now,
   })
-  if (args.json) io.out(JSON.stringify({ token, id, owner_id: owner, scopes }))
-  else io.out(`token ${id} for ${owner} (${scopes.join(', ')}), shown once:\n${token}`)
+  if (args.json) io.out(JSON.stringify({ token, id, owner_id: operator ? null : owner, scopes }))
+  else io.out(`token ${id} for ${operator ? 'the operator' : owner} (${scopes.join(', ')}), shown once:\n${token}`)
   return 0
 }
 

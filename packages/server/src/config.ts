@@ -1,4 +1,5 @@
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { z } from 'zod'
 import { readFileSync } from 'node:fs'
 import { createEventCatalog, parseEgressAllowList, parseMasterKey } from '@hookledger/core'
@@ -57,6 +58,12 @@ export function loadCatalogFile(file: string): { file: string; entries: unknown[
   return { file, entries: entries as unknown[] }
 }
 
+/**
+ * `<checkout>/.hookledger`, wherever the command is run from: `npm start` in one terminal and
+ * `npx hookledger …` in another (from any directory) find the same embedded cluster and key.
+ */
+export const DEFAULT_DATA_DIR = fileURLToPath(new URL('../../../.hookledger', import.meta.url))
+
 /** Every setting, read from the environment and validated once, at start. */
 export const configSchema = z.object({
   PORT: intIn(0, 65535, 8787),
@@ -66,7 +73,7 @@ export const configSchema = z.object({
     if (!/^postgres(ql)?:$/.test(u.protocol)) throw new Error('must be a postgres:// URL')
     return v
   }),
-  HOOKLEDGER_DATA_DIR: z.string().default('./.hookledger').transform((v) => path.resolve(v)),
+  HOOKLEDGER_DATA_DIR: z.string().default(DEFAULT_DATA_DIR).transform((v) => path.resolve(v)),
   HOOKLEDGER_MASTER_KEY: checked(parseMasterKey),
   HOOKLEDGER_EGRESS_ALLOW: checked(parseEgressAllowList),
   HOOKLEDGER_CATALOG_FILE: checked(loadCatalogFile),

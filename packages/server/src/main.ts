@@ -1,23 +1,19 @@
 import { parseArgs } from 'node:util'
-import {
-  ledgerAuditCommand,
-  ledgerReplayCommand,
-  opCommand,
-  tokenCreateCommand,
-  tokenListCommand,
-  tokenRevokeCommand,
-  type CliIo,
-} from '@hookledger/cli'
 import { systemClock } from '@hookledger/core'
-import { createMcpServer, parseMcpPrincipal, StdioServerTransport } from '@hookledger/mcp'
 import { ConfigError, loadConfig, type Config } from './config.js'
-import { createLogger, createOpDeps, openDatabase, startService, type Role } from './service.js'
+import type { CliIo } from '@hookledger/cli'
+import { processIo } from './cli-io.js'
+import { startupErrorLine } from './startup-error.js'
+
+// Each command imports what it needs when it runs: `--help` and the small commands must not pay
+// for loading the API, the dispatcher and the MCP SDK.
 
 const USAGE = `usage: hookledger <command>
 
   serve [--role api|worker|all] [--port N]   API + dispatcher (default: all)
   migrate                                     apply database migrations
   token create --owner O --scopes admin,publish [--label L] [--json]
+  token create --scopes operator [--label L] [--json]   a token for /api/operator/* (no owner)
   token list [--owner O] [--json]
   token revoke <token id>
   ledger replay [--verify] [--json]           rebuild projections from the ledger and diff
@@ -26,16 +22,15 @@ const USAGE = `usage: hookledger <command>
   mcp --owner O [--scopes admin,publish]      the operations as MCP tools over stdio
 
 Settings come from the environment: PORT, HOST, DATABASE_URL, HOOKLEDGER_DATA_DIR,
-HOOKLEDGER_MASTER_KEY, HOOKLEDGER_EGRESS_ALLOW, HOOKLEDGER_CATALOG_FILE, LOG_LEVEL, …`
+HOOKLEDGER_MASTER_KEY, HOOKLEDGER_EGRESS_ALLOW, HOOKLEDGER_CATALOG_FILE, LOG_LEVEL, …
+(docs/settings.md lists them all).`
 
-const io: CliIo = {
-  out: (line) => process.stdout.write(line + '\n'),
-  err: (line) => process.stderr.write(line + '\n'),
-}
+type OpenDb = Awaited<ReturnType<typeof import('./service.js').openDatabase>>
 
 /** Runs a command that needs only the database, then closes it. */
-async function withDatabase(config: Config, fn: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<number>) {
-  const log = createLogger({ LOG_LEVEL: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL })
+async function withDatabase(config: Config, fn: (db: OpenDb) => Promise<number>): Promise<number> {
+  const { createLogger, openDatabase } = await import('./service.js')
+  const log = createLogger({ LOG_LEVEL: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL }, process.stderr)
   const database = await openDatabase(config, log, 2)
   try {
     return await fn(database)
@@ -44,73 +39,60 @@ async function withDatabase(config: Config, fn: (db: Awaited<ReturnType<typeof o
   }
 }
 
-async function serveCommand(config: Config, argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { role: { type: 'string', default: 'all' }, port: { type: 'string' } } })
-  const role = values.role as Role
-  if (!['api', 'worker', 'all'].includes(role)) {
-    io.err('--role must be api, worker or all')
-    return 2
-  }
-  if (values.port !== undefined) config = loadConfig({ ...process.env, PORT: values.port })
-  const log = createLogger(config)
-  const service = await startService(config, { role, log })
-  await new Promise<void>((resolve) => {
-    const onSignal = (signal: string) => {
-      log.info({ signal }, 'draining')
-      resolve()
-    }
-    process.once('SIGTERM', onSignal)
-    process.once('SIGINT', onSignal)
+async function tokenCommand(io: CliIo, config: Config, sub: string | undefined, rest: string[]): Promise<number | null> {
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: { owner: { type: 'string' }, scopes: { type: 'string' }, label: { type: 'string' }, json: { type: 'boolean' } },
   })
-  // A second signal while draining forces the exit.
-  process.once('SIGINT', () => process.exit(130))
-  await service.stop()
-  log.info({}, 'stopped')
-  return 0
+  const cli = await import('@hookledger/cli')
+  const now = systemClock.now()
+  if (sub === 'create') return withDatabase(config, ({ db }) => cli.tokenCreateCommand(db, io, { ...values, now }))
+  if (sub === 'list') return withDatabase(config, ({ db }) => cli.tokenListCommand(db, io, values))
+  if (sub === 'revoke') return withDatabase(config, ({ db }) => cli.tokenRevokeCommand(db, io, { id: positionals[0], now }))
+  return null
 }
 
-/**
- * `mcp --owner O [--scopes admin,publish|operator]`: serves the operations as MCP tools over
- * stdin/stdout until stdin closes (or SIGTERM/SIGINT), then closes the database.
- */
-async function mcpCommand(config: Config, argv: string[]): Promise<number> {
+async function ledgerCommand(io: CliIo, config: Config, sub: string | undefined, rest: string[]): Promise<number | null> {
   const { values } = parseArgs({
-    args: argv,
-    options: { owner: { type: 'string' }, scopes: { type: 'string' } },
+    args: rest,
+    options: {
+      verify: { type: 'boolean' },
+      json: { type: 'boolean' },
+      delivery: { type: 'string' },
+      endpoint: { type: 'string' },
+      event: { type: 'string' },
+      limit: { type: 'string' },
+    },
   })
-  const parsed = parseMcpPrincipal(values)
-  if (!parsed.ok) {
-    io.err(parsed.message)
-    return 2
-  }
-  // stdout carries the protocol alone: every log line goes to stderr.
-  const level = config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL
-  const log = createLogger({ LOG_LEVEL: level }, process.stderr)
-  const database = await openDatabase(config, log, 2)
-  try {
-    const deps = createOpDeps(config, database.db, log)
-    const server = createMcpServer({ deps, ...parsed.principal })
-    const done = new Promise<void>((resolve) => {
-      process.stdin.once('end', resolve)
-      process.stdin.once('close', resolve)
-      process.once('SIGTERM', resolve)
-      process.once('SIGINT', resolve)
-    })
-    await server.connect(new StdioServerTransport())
-    await done
-    await server.close()
-    return 0
-  } finally {
-    await database.close()
-  }
+  const cli = await import('@hookledger/cli')
+  if (sub === 'replay') return withDatabase(config, ({ db }) => cli.ledgerReplayCommand(db, io, values))
+  if (sub === 'audit') return withDatabase(config, ({ db }) => cli.ledgerAuditCommand(db, io, values))
+  return null
 }
 
-/** The `hookledger` command. Returns the exit code. */
-export async function main(argv: string[]): Promise<number> {
-  const [command, sub, ...rest] = argv
+async function opCommand(io: CliIo, config: Config, name: string | undefined, rest: string[]): Promise<number> {
+  const { values } = parseArgs({ args: rest, options: { owner: { type: 'string' }, json: { type: 'string' } } })
+  const cli = await import('@hookledger/cli')
+  const { createLogger, createOpDeps } = await import('./service.js')
+  return withDatabase(config, ({ db }) =>
+    cli.opCommand(createOpDeps(config, db, createLogger({ LOG_LEVEL: 'warn' }, process.stderr)), io, { name, ...values }),
+  )
+}
+
+async function run(io: CliIo, env: NodeJS.ProcessEnv, command: string | undefined, argv: string[]): Promise<number | null> {
+  const [sub, ...rest] = argv
+  switch (command) {
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      io.out(USAGE)
+      return command === undefined ? 2 : 0
+  }
   let config: Config
   try {
-    config = loadConfig(process.env)
+    config = loadConfig(env)
   } catch (err) {
     if (err instanceof ConfigError) {
       io.err(err.message)
@@ -118,53 +100,41 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw err
   }
-  const now = systemClock.now()
   switch (command) {
     case 'serve':
-      return serveCommand(config, [sub, ...rest].filter((a): a is string => a !== undefined))
+      return (await import('./serve-command.js')).serveCommand(config, argv, env)
+    case 'mcp':
+      return (await import('./mcp-command.js')).mcpCommand(config, argv)
     case 'migrate':
       return withDatabase(config, async () => (io.out('migrated'), 0))
-    case 'token': {
-      const { values, positionals } = parseArgs({
-        args: rest,
-        allowPositionals: true,
-        options: { owner: { type: 'string' }, scopes: { type: 'string' }, label: { type: 'string' }, json: { type: 'boolean' } },
-      })
-      if (sub === 'create') return withDatabase(config, ({ db }) => tokenCreateCommand(db, io, { ...values, now }))
-      if (sub === 'list') return withDatabase(config, ({ db }) => tokenListCommand(db, io, values))
-      if (sub === 'revoke') return withDatabase(config, ({ db }) => tokenRevokeCommand(db, io, { id: positionals[0], now }))
-      break
+    case 'token':
+      return tokenCommand(io, config, sub, rest)
+    case 'ledger':
+      return ledgerCommand(io, config, sub, rest)
+    case 'op':
+      return opCommand(io, config, sub, rest)
+  }
+  return null
+}
+
+/**
+ * The `hookledger` command. Returns the exit code; a failure is one line on stderr. Tests run
+ * the small commands in-process with their own `io` and `env`.
+ */
+export async function main(argv: string[], options: { io?: CliIo; env?: NodeJS.ProcessEnv } = {}): Promise<number> {
+  const io = options.io ?? processIo
+  const env = options.env ?? process.env
+  const [command, ...rest] = argv
+  try {
+    const code = await run(io, env, command, rest)
+    if (code !== null) return code
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || (err as { code?: string }).code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+      io.err(`hookledger ${command}: ${(err as Error).message}`)
+      return 2
     }
-    case 'ledger': {
-      const { values } = parseArgs({
-        args: rest,
-        options: {
-          verify: { type: 'boolean' },
-          json: { type: 'boolean' },
-          delivery: { type: 'string' },
-          endpoint: { type: 'string' },
-          event: { type: 'string' },
-          limit: { type: 'string' },
-        },
-      })
-      if (sub === 'replay') return withDatabase(config, ({ db }) => ledgerReplayCommand(db, io, values))
-      if (sub === 'audit') return withDatabase(config, ({ db }) => ledgerAuditCommand(db, io, values))
-      break
-    }
-    case 'mcp':
-      return mcpCommand(config, [sub, ...rest].filter((a): a is string => a !== undefined))
-    case 'op': {
-      const { values } = parseArgs({ args: rest, options: { owner: { type: 'string' }, json: { type: 'string' } } })
-      return withDatabase(config, ({ db }) => {
-        const log = createLogger({ LOG_LEVEL: 'warn' })
-        return opCommand(createOpDeps(config, db, log), io, { name: sub, ...values })
-      })
-    }
-    case undefined:
-    case 'help':
-    case '--help':
-      io.out(USAGE)
-      return command === undefined ? 2 : 0
+    io.err(`hookledger ${command}: ${startupErrorLine(err)}`)
+    return 1
   }
   io.err(USAGE)
   return 2

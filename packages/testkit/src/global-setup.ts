@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import pg from 'pg'
 import type { TestProject } from 'vitest/node'
@@ -7,6 +7,7 @@ import {
   migrateToLatest,
   openEmbeddedDatabase,
   processAlive,
+  runningCluster,
   type EmbeddedDatabase,
 } from '@hookledger/store'
 
@@ -28,6 +29,8 @@ let dataDir: string | null = null
  * schema is migrated once into a template database; each test file clones it in milliseconds.
  */
 export default async function setup(project: TestProject) {
+  // Unit tests need no database: a run of only the unit tier starts none.
+  if (project.vitest.projects.every((p) => p.name === 'unit')) return
   let serverUrl: (db?: string) => string
   if (process.env['DATABASE_URL']) {
     const base = new URL(process.env['DATABASE_URL'])
@@ -36,7 +39,7 @@ export default async function setup(project: TestProject) {
     // One cluster per run, under a directory named after this process: two runs in the same
     // checkout (two terminals, parallel agents) must not wipe each other's cluster.
     const root = path.resolve('.hookledger-test')
-    removeStaleRuns(root)
+    await removeStaleRuns(root)
     dataDir = path.join(root, `run-${process.pid}`)
     rmSync(dataDir, { recursive: true, force: true })
     embedded = await openEmbeddedDatabase({
@@ -56,18 +59,29 @@ export default async function setup(project: TestProject) {
   project.provide('pgServerUrl', serverUrl('postgres'))
   return async () => {
     await embedded?.stop()
+    if (embedded) rmSync(embedded.clusterDir, { recursive: true, force: true })
     if (dataDir) rmSync(dataDir, { recursive: true, force: true })
   }
 }
 
-/** Removes what runs that are gone left behind (`run-<pid>` of a dead pid, the old flat layout). */
-function removeStaleRuns(root: string): void {
+/**
+ * Removes what runs that are gone left behind (`run-<pid>` of a dead pid): their cluster is
+ * stopped (immediate shutdown: it is throwaway) and its files removed, wherever they live.
+ */
+async function removeStaleRuns(root: string): Promise<void> {
   if (!existsSync(root)) return
   for (const name of readdirSync(root)) {
     const run = /^run-(\d+)$/.exec(name)
-    if (run ? !processAlive(Number(run[1])) : name === 'pg' || name === 'pg-credentials.json') {
-      if (name === 'pg' && existsSync(path.join(root, 'pg', 'postmaster.pid'))) continue
-      rmSync(path.join(root, name), { recursive: true, force: true })
+    if (!run || processAlive(Number(run[1]))) continue
+    const dir = path.join(root, name)
+    const location = path.join(dir, 'cluster-location')
+    const clusterDir = existsSync(location) ? readFileSync(location, 'utf8').trim() : path.join(dir, 'pg')
+    const server = runningCluster(clusterDir)
+    if (server) {
+      process.kill(server.pid, 'SIGQUIT')
+      for (let i = 0; i < 100 && processAlive(server.pid); i++) await new Promise((r) => setTimeout(r, 50))
     }
+    rmSync(clusterDir, { recursive: true, force: true })
+    rmSync(dir, { recursive: true, force: true })
   }
 }

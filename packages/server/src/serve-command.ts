@@ -1,0 +1,30 @@
+import { parseArgs } from 'node:util'
+import { loadConfig, type Config } from './config.js'
+import { processIo as io } from './cli-io.js'
+import { createLogger, startService, type Role } from './service.js'
+
+/** `serve [--role api|worker|all] [--port N]`: runs until SIGTERM/SIGINT, then drains and exits 0. */
+export async function serveCommand(config: Config, argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { role: { type: 'string', default: 'all' }, port: { type: 'string' } } })
+  const role = values.role as Role
+  if (!['api', 'worker', 'all'].includes(role)) {
+    io.err('--role must be api, worker or all')
+    return 2
+  }
+  if (values.port !== undefined) config = loadConfig({ ...env, PORT: values.port })
+  const log = createLogger(config)
+  const service = await startService(config, { role, log })
+  await new Promise<void>((resolve) => {
+    const onSignal = (signal: string) => {
+      log.info({ signal }, 'draining')
+      resolve()
+    }
+    process.once('SIGTERM', onSignal)
+    process.once('SIGINT', onSignal)
+  })
+  // A second signal while draining forces the exit.
+  process.once('SIGINT', () => process.exit(130))
+  await service.stop()
+  log.info({}, 'stopped')
+  return 0
+}
