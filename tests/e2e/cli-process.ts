@@ -42,3 +42,19 @@ export async function startServe(
   })
   return { child, url, pid, output: () => output, exit }
 }
+
+/**
+ * Runs a `hookledger` command in this process (the same `main` the binary runs, its output
+ * captured): for the cases that need no process of their own. One real spawn per command
+ * family stays in the suite.
+ */
+export async function runInProcess(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { main } = await import('@hookledger/server')
+  let stdout = ''
+  let stderr = ''
+  const code = await main(args, {
+    env: { ...process.env, ...env },
+    io: { out: (line) => (stdout += line + '\n'), err: (line) => (stderr += line + '\n') },
+  })
+  return { code, stdout, stderr }
+}

@@ -5,7 +5,7 @@ import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiTokenVerify } from '@hookledger/store'
 import { TestReceiver, testDatabase, type TestDatabase } from '@hookledger/testkit'
-import { runCli, startServe } from './cli-process.js'
+import { runCli, runInProcess, startServe } from './cli-process.js'
 
 const dir = mkdtempSync(path.join(tmpdir(), 'hookledger-owner-e2e-'))
 let database: TestDatabase
@@ -48,7 +48,7 @@ describe('hookledger op <name>: the CLI projection of the registry', () => {
     }
     expect(secret).toMatch(/^whsec_/)
 
-    const listed = await runCli(['op', 'webhooks.list', '--owner', 'acme', '--json', '{}'], env)
+    const listed = await runInProcess(['op', 'webhooks.list', '--owner', 'acme', '--json', '{}'], env)
     expect(listed.code, listed.stderr).toBe(0)
     const page = JSON.parse(listed.stdout) as {
       data: { id: string; event_types: string[] }[]
@@ -60,10 +60,10 @@ describe('hookledger op <name>: the CLI projection of the registry', () => {
     })
     expect(listed.stdout).not.toContain(secret)
 
-    const other = await runCli(['op', 'webhooks.list', '--owner', 'globex', '--json', '{}'], env)
+    const other = await runInProcess(['op', 'webhooks.list', '--owner', 'globex', '--json', '{}'], env)
     expect(JSON.parse(other.stdout)).toEqual({ data: [], next_cursor: null })
 
-    const bad = await runCli(
+    const bad = await runInProcess(
       [
         'op',
         'webhooks.create',
@@ -77,7 +77,7 @@ describe('hookledger op <name>: the CLI projection of the registry', () => {
     expect(bad.code).toBe(1)
     expect(bad.stderr).toContain('glob_matches_nothing')
     expect(bad.stderr).toContain('event_types.0')
-    const shape = await runCli(
+    const shape = await runInProcess(
       ['op', 'webhooks.list', '--owner', 'acme', '--json', '{"limit":500}'],
       env,
     )
@@ -96,17 +96,17 @@ describe('hookledger op <name>: the CLI projection of the registry', () => {
       owner_id: 'acme',
       scopes: ['publish'],
     })
-    const tokens = await runCli(['token', 'list', '--owner', 'acme', '--json'], env)
+    const tokens = await runInProcess(['token', 'list', '--owner', 'acme', '--json'], env)
     expect(tokens.stdout).not.toContain(token.token)
     expect(JSON.parse(tokens.stdout)).toEqual([
       expect.objectContaining({ id: token.id, label: 'ci', revoked_at: null }),
     ])
-    const revoked = await runCli(['token', 'revoke', token.id], env)
+    const revoked = await runInProcess(['token', 'revoke', token.id], env)
     expect(revoked.code, revoked.stderr).toBe(0)
     expect(await apiTokenVerify(database.db, token.token)).toBeNull()
 
     // Operator ops need no owner.
-    const feed = await runCli(['op', 'ledger.read', '--json', '{"limit":5}'], env)
+    const feed = await runInProcess(['op', 'ledger.read', '--json', '{"limit":5}'], env)
     expect(feed.code, feed.stderr).toBe(0)
     expect((JSON.parse(feed.stdout) as { data: { kind: string }[] }).data[0]!.kind).toBe(
       'endpoint.created',
@@ -126,11 +126,12 @@ describe('the catalog file (HOOKLEDGER_CATALOG_FILE)', () => {
       ['{"type":"x.y"}', ['JSON array']],
       ['[{"type":', ['not valid JSON']],
     ]
+    // The first through the real binary, the rest in-process: the same `main`, the same checks.
     const runs = await Promise.all(
       cases.map(([text], i) => {
         const file = path.join(dir, `bad-catalog-${i}.json`)
         writeFileSync(file, text)
-        return runCli(['serve'], { ...env, HOOKLEDGER_CATALOG_FILE: file })
+        return (i === 0 ? runCli : runInProcess)(['serve'], { ...env, HOOKLEDGER_CATALOG_FILE: file })
       }),
     )
     for (const [i, [text, expected]] of cases.entries()) {
@@ -139,7 +140,7 @@ describe('the catalog file (HOOKLEDGER_CATALOG_FILE)', () => {
       expect(res.stderr).toContain('HOOKLEDGER_CATALOG_FILE')
       for (const part of expected) expect(res.stderr, text).toContain(part)
     }
-    const missing = await runCli(['serve'], {
+    const missing = await runInProcess(['serve'], {
       ...env,
       HOOKLEDGER_CATALOG_FILE: path.join(dir, 'absent.json'),
     })
@@ -168,7 +169,7 @@ describe('serve at LOG_LEVEL=debug', () => {
     const secrets: string[] = []
     let token = ''
     try {
-      const minted = await runCli(
+      const minted = await runInProcess(
         ['token', 'create', '--owner', 'acme', '--scopes', 'admin,publish', '--json'],
         env,
       )
@@ -203,7 +204,13 @@ describe('serve at LOG_LEVEL=debug', () => {
       })
       expect(published.status).toBe(202)
       await receiver.waitFor(1, 20_000)
-      await new Promise((r) => setTimeout(r, 300)) // let the settle and its log lines land
+      // The settle (and its log lines) has landed once the delivery reads completed.
+      for (let i = 0; ; i++) {
+        const d = await database.db.selectFrom('deliveries').select('state').where('event_id', '=', 'evt_invoice').executeTakeFirst()
+        if (d?.state === 'completed') break
+        if (i > 200) throw new Error(`evt_invoice is ${d?.state ?? 'absent'}`)
+        await new Promise((r) => setTimeout(r, 50))
+      }
     } finally {
       process.kill(serve.pid, 'SIGTERM')
       const code = await serve.exit

@@ -13,15 +13,13 @@ export async function serveCommand(config: Config, argv: string[], env: NodeJS.P
   }
   if (values.port !== undefined) config = loadConfig({ ...env, PORT: values.port })
   const log = createLogger(config)
-  const service = await startService(config, { role, log })
-  await new Promise<void>((resolve) => {
-    const onSignal = (signal: string) => {
-      log.info({ signal }, 'draining')
-      resolve()
-    }
-    process.once('SIGTERM', onSignal)
-    process.once('SIGINT', onSignal)
+  // Listen for the signal before starting: a SIGTERM during start-up still drains and exits 0.
+  const signalled = new Promise<string>((resolve) => {
+    process.once('SIGTERM', resolve)
+    process.once('SIGINT', resolve)
   })
+  const service = await startService(config, { role, log })
+  log.info({ signal: await signalled }, 'draining')
   // A second signal while draining forces the exit.
   process.once('SIGINT', () => process.exit(130))
   await service.stop()

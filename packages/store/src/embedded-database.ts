@@ -44,9 +44,15 @@ export async function freePort(): Promise<number> {
 export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+  // A zombie (exited, not yet reaped: a daemonized postmaster under an init that does not reap)
+  // still answers signal 0.
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))
+  } catch {
+    return true
   }
 }
 

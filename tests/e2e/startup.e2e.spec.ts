@@ -1,0 +1,114 @@
+import { existsSync, mkdtempSync } from 'node:fs'
+import { createServer, type Server } from 'node:net'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { encodeMasterKey, generateMasterKey } from '@hookledger/core'
+import { processAlive, runningCluster } from '@hookledger/store'
+import { removeDataDir, testDatabase, type TestDatabase } from '@hookledger/testkit'
+import { readFileSync } from 'node:fs'
+import { runCli, startServe } from './cli-process.js'
+
+const dirs: string[] = []
+/** A fresh data dir inside a mode-0700 folder (as `mktemp -d` makes): out of the `postgres` account's reach. */
+const freshDataDir = () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'hookledger-startup-'))
+  dirs.push(dir)
+  return path.join(dir, 'data')
+}
+afterAll(() => {
+  for (const dir of dirs) removeDataDir(path.join(dir, 'data'))
+})
+
+/** The cluster directory a data dir uses (`pg` inside it, or where `cluster-location` points). */
+const clusterOf = (dataDir: string) => {
+  const location = path.join(dataDir, 'cluster-location')
+  return existsSync(location) ? readFileSync(location, 'utf8').trim() : path.join(dataDir, 'pg')
+}
+
+describe('start-up failures are one line and a non-zero exit', () => {
+  let database: TestDatabase
+  let busy: Server
+  let busyPort = 0
+  beforeAll(async () => {
+    database = await testDatabase()
+    busy = createServer()
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve))
+    busyPort = (busy.address() as { port: number }).port
+  })
+  afterAll(async () => {
+    busy.close()
+    await database.close()
+  })
+
+  it('serve on a port in use: one line naming the port and the remedy, exit 1', async () => {
+    const res = await runCli(['serve'], {
+      DATABASE_URL: database.url,
+      HOOKLEDGER_DATA_DIR: freshDataDir(),
+      PORT: String(busyPort),
+      LOG_LEVEL: 'warn',
+    })
+    expect(res.code).toBe(1)
+    expect(res.stderr.trim().split('\n')).toHaveLength(1)
+    expect(res.stderr).toContain(`port ${busyPort} on 127.0.0.1 is already in use`)
+    expect(res.stderr).toContain('PORT')
+    expect(res.stderr).not.toMatch(/\n\s+at /)
+  })
+
+  it('serve with DATABASE_URL and a data dir that does not exist yet just works (the master key is created there)', async () => {
+    const dataDir = freshDataDir()
+    const serve = await startServe([], { DATABASE_URL: database.url, HOOKLEDGER_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn' })
+    try {
+      const health = await fetch(`${serve.url}/healthz`)
+      expect(health.status).toBe(200)
+      expect(existsSync(path.join(dataDir, 'master.key'))).toBe(true)
+    } finally {
+      process.kill(serve.pid, 'SIGTERM')
+      expect(await serve.exit, serve.output()).toBe(0)
+    }
+  })
+})
+
+describe('the embedded cluster', () => {
+  it('is adopted after its starter was killed, shared with the CLI, stopped by the last clean exit; an operator token reads the ledger', async () => {
+    const dataDir = freshDataDir()
+    const env = {
+      DATABASE_URL: '',
+      HOOKLEDGER_DATA_DIR: dataDir,
+      HOOKLEDGER_MASTER_KEY: encodeMasterKey(generateMasterKey()),
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+    }
+    const first = await startServe([], env)
+    const cluster = runningCluster(clusterOf(dataDir))
+    expect(cluster).not.toBeNull()
+    process.kill(first.pid, 'SIGKILL')
+    await first.exit
+    // The cluster outlives the killed process that started it…
+    expect(runningCluster(clusterOf(dataDir))).toEqual(cluster)
+
+    // …and the next service adopts it.
+    const second = await startServe([], env)
+    try {
+      expect(runningCluster(clusterOf(dataDir))).toEqual(cluster)
+      const minted = await runCli(['token', 'create', '--scopes', 'operator', '--json'], env)
+      expect(minted.code, minted.stderr).toBe(0)
+      const { token, owner_id, scopes } = JSON.parse(minted.stdout) as { token: string; owner_id: null; scopes: string[] }
+      expect({ owner_id, scopes }).toEqual({ owner_id: null, scopes: ['operator'] })
+      // The CLI left the cluster running: the service still uses it.
+      expect(runningCluster(clusterOf(dataDir))).toEqual(cluster)
+      const feed = await fetch(`${second.url}/api/operator/ledger?limit=5`, { headers: { authorization: `Bearer ${token}` } })
+      expect(feed.status).toBe(200)
+      expect(await feed.json()).toMatchObject({ data: expect.any(Array) })
+      const asOwner = await runCli(['token', 'create', '--scopes', 'operator', '--owner', 'acme'], env)
+      expect(asOwner.code).toBe(2)
+      expect(asOwner.stderr).toContain('drop --owner')
+    } finally {
+      process.kill(second.pid, 'SIGTERM')
+      expect(await second.exit, second.output()).toBe(0)
+    }
+    // The last user's clean exit stopped it.
+    expect(runningCluster(clusterOf(dataDir))).toBeNull()
+    expect(processAlive(cluster!.pid)).toBe(false)
+  })
+})
