@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 
 /**
@@ -70,29 +70,6 @@ export function accountCanReach(account: ClusterAccount, check: { executable?: s
 }
 
 /**
- * The binaries directory (`…/native`) the account can run: the package's own when reachable,
- * else a copy under the shared root, made once per version (copied aside, then renamed).
- */
-export function reachableBinaries(account: ClusterAccount | null, nativeDir: string, version: string): string {
-  if (!account || accountCanReach(account, { executable: path.join(nativeDir, 'bin', 'postgres') })) return nativeDir
-  const target = path.join(SHARED_ROOT, `postgres-${version}`)
-  if (!existsSync(path.join(target, '.complete'))) {
-    sharedRoot()
-    const tmp = `${target}.tmp-${process.pid}`
-    rmSync(tmp, { recursive: true, force: true })
-    cpSync(nativeDir, tmp, { recursive: true, verbatimSymlinks: true })
-    writeFileSync(path.join(tmp, '.complete'), version + '\n')
-    try {
-      renameSync(tmp, target)
-    } catch {
-      // Another process finished the same copy first.
-      rmSync(tmp, { recursive: true, force: true })
-    }
-  }
-  return target
-}
-
-/**
  * The cluster directory for a data dir. Normally `<dataDir>/pg`; when the account cannot
  * reach the data dir, a directory under the shared root named after the data dir's path,
  * recorded in `<dataDir>/cluster-location` so every process (and a person) finds the same one.
@@ -117,7 +94,8 @@ export function ownedDir(account: ClusterAccount | null, dir: string): void {
   chmodSync(dir, 0o700)
 }
 
-function sharedRoot(): string {
+/** Creates the shared root (0755, so the account can traverse it) and returns it. */
+export function sharedRoot(): string {
   mkdirSync(path.join(SHARED_ROOT, 'clusters'), { recursive: true, mode: 0o755 })
   chmodSync(SHARED_ROOT, 0o755)
   chmodSync(path.join(SHARED_ROOT, 'clusters'), 0o755)

