@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs'
 import { serve, type ServerType } from '@hono/node-server'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { Webhook } from 'standardwebhooks'
@@ -7,11 +6,10 @@ import { createApi } from '@hookledger/api'
 import { encodeMasterKey, generateMasterKey } from '@hookledger/core'
 import { createLogger, createOpDeps, loadConfig } from '@hookledger/server'
 import { apiTokenCreate, createPgNotifier, type Notifier } from '@hookledger/store'
-import { TestReceiver, testDatabase, type TestDatabase } from '@hookledger/testkit'
+import { TestReceiver, resolveChromium, testDatabase, type TestDatabase } from '@hookledger/testkit'
 import { createUiRoutes } from '@hookledger/ui'
 import { Dispatcher, createHttpTransport } from '@hookledger/worker'
 
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium'
 const SCREENSHOT = '/tmp/hookledger-ui.png'
 const SCREENSHOT_ATTEMPTS = '/tmp/hookledger-ui-attempts.png'
 
@@ -117,23 +115,12 @@ let stack: Stack
 let browser: Browser
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH`)
-  }
   ;[stack, browser] = await Promise.all([
     startStack(),
-    chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        '--disable-quic',
-      ],
-    }),
+    // CHROMIUM_PATH, else an installed Chromium, else the one inside @sparticuz/chromium.
+    resolveChromium().then(({ executablePath, args, headless, env }) =>
+      chromium.launch({ executablePath, args, headless, env }),
+    ),
   ])
 })
 
