@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs'
 import { serve, type ServerType } from '@hono/node-server'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { Webhook } from 'standardwebhooks'
@@ -10,8 +11,11 @@ import { TestReceiver, resolveChromium, testDatabase, type TestDatabase } from '
 import { createUiRoutes } from '@hookledger/ui'
 import { Dispatcher, createHttpTransport } from '@hookledger/worker'
 
-const SCREENSHOT = '/tmp/hookledger-ui.png'
-const SCREENSHOT_ATTEMPTS = '/tmp/hookledger-ui-attempts.png'
+// Screenshots for review, in the checkout (git-ignored), not a /tmp another user may own.
+const SHOTS = new URL('../../bench-results/ui/', import.meta.url).pathname
+mkdirSync(SHOTS, { recursive: true })
+const SCREENSHOT = `${SHOTS}endpoint.png`
+const SCREENSHOT_ATTEMPTS = `${SHOTS}attempts.png`
 
 /** The real service in this process: API + UI on a free loopback port, a dispatcher, a receiver. */
 interface Stack {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
-import { engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { bypassLedgerGuards, engineHarness, type EngineHarness } from '@hookledger/testkit'
 import { runCli } from './cli-process.js'
 
 let h: EngineHarness | null = null
@@ -37,14 +37,27 @@ describe('ledger replay --verify', () => {
     ])
     // Behind the ledger's back: a delivery's attempts, an endpoint's description, and a
     // delivery row that no ledger entry ever created.
-    await sql`update deliveries set attempts = 7 where id = ${d1!.id}`.execute(h.db)
-    await sql`update endpoints set description = 'edited' where id = ${endpoint.id}`.execute(h.db)
+    // The database refuses each of these outright…
+    await expect(sql`update deliveries set attempts = 7 where id = ${d1!.id}`.execute(h.db)).rejects.toThrow(
+      /without a ledger entry in the same transaction/,
+    )
+    await expect(sql`update endpoints set description = 'edited' where id = ${endpoint.id}`.execute(h.db)).rejects.toThrow(
+      /without a ledger entry/,
+    )
+    await expect(sql`update ledger set actor = 'someone' where delivery_id = ${d1!.id}`.execute(h.db)).rejects.toThrow(/append-only/)
+    await expect(sql`delete from ledger where delivery_id = ${d1!.id}`.execute(h.db)).rejects.toThrow(/append-only/)
+    await expect(sql`truncate ledger`.execute(h.db)).rejects.toThrow(/append-only/)
+    // …so they are forged with triggers off, as a superuser could.
     const forged = '00000000-0000-4000-8000-000000000001'
-    await sql`
-      insert into deliveries select ${forged}::uuid, owner_id, endpoint_id, 'evt_forged', event_type, 'completed', run,
-        run_started_at, attempts, null, null, null, last_status, last_error, created_at, updated_at
-      from deliveries where id = ${d1!.id}
-    `.execute(h.db)
+    await bypassLedgerGuards(h.db, async (trx) => {
+      await sql`update deliveries set attempts = 7 where id = ${d1!.id}`.execute(trx)
+      await sql`update endpoints set description = 'edited' where id = ${endpoint.id}`.execute(trx)
+      await sql`
+        insert into deliveries select ${forged}::uuid, owner_id, endpoint_id, 'evt_forged', event_type, 'completed', run,
+          run_started_at, attempts, null, null, null, last_status, last_error, created_at, updated_at
+        from deliveries where id = ${d1!.id}
+      `.execute(trx)
+    })
 
     const tampered = await runCli(['ledger', 'replay', '--verify'], env)
     expect(tampered.code).toBe(1)

@@ -73,6 +73,8 @@ export interface LedgerPayloads {
     previous_run: number
     previous_attempts: number
   }
+  /** Rows below `before_position` left the ledger through the audited retention function. */
+  'ledger.retention': { before_position: number; rows: number }
 }
 
 export type LedgerKind = keyof LedgerPayloads

@@ -45,7 +45,8 @@ export async function deliverySettle(trx: Trx, items: readonly Settlement[], now
   const endpoints = (
     await sql<EndpointRow>`select * from endpoints where id = any(${endpointIds}::uuid[]) order by id for update`.execute(trx)
   ).rows
-  const current = new Map(endpoints.map((e) => [e.id, e]))
+  const before = new Map(endpoints.map((e) => [e.id, e]))
+  const current = new Map(before)
   const entries: LedgerEntry[] = []
   for (const it of kept) {
     const own = deliveryEntries.get(it.delivery.id)!
@@ -57,7 +58,10 @@ export async function deliverySettle(trx: Trx, items: readonly Settlement[], now
     current.set(endpoint.id, after)
     entries.push(...own, ...transitions)
   }
-  await lockedWrite(trx, { endpoints: endpointIds.map((id) => current.get(id)!) }, entries)
+  // Only endpoints the entries changed are written (a rescued delivery whose lease another one
+  // has since taken leaves its endpoint as it is): every written row has its ledger entry.
+  const changed = endpointIds.map((id) => current.get(id)!).filter((row) => row !== before.get(row.id))
+  await lockedWrite(trx, { endpoints: changed }, entries)
   return written
 }
 

@@ -13,6 +13,7 @@ const FROZEN: Record<string, string> = {
   '0003_ledger_delivery_index.sql': '23e4510090db61f248ca83ee522c1eee6bcb58e48eb02411af6e7f8eba6ca963',
   '0004_attempt_history_view.sql': '8a118d61f0feea932a8e723933b6a111eeaf22bf3a1b2bfa809d18065f0aa5f7',
   '0005_delivery_id_from_pair.sql': 'acba9b75e4e540fc20d0f8de0bc81682e80d13d93e25475136805f41ee58c4d3',
+  '0006_ledger_enforced.sql': '1a2085fe402715a8ee94c5ededeab27a5d7b05bd921bd60d89d3d3370bfe499e',
 }
 
 describe('migrations', () => {

@@ -69,6 +69,8 @@ describe('endpoint lease', () => {
       await sql`select id from endpoints where id = ${endpoint.id}::uuid for update`.execute(trx)
       rowLocked()
       await gate
+      // A lease whose delivery is not in this database: written behind the ledger's back.
+      await sql`set local session_replication_role = replica`.execute(trx)
       await sql`
         update endpoints set busy_until = ${foreignLeaseUntil}, busy_delivery_id = ${foreignDelivery}::uuid
         where id = ${endpoint.id}::uuid
