@@ -9,7 +9,7 @@ import {
   type LedgerEntry,
 } from '@hookledger/core'
 import type { Db } from './database.js'
-import { foldOver, lockedWrite } from './ledger-commit.js'
+import { ledgerWrite } from './ledger-write.js'
 
 /** The event as it travels: thin, no content. */
 export interface ThinEvent {
@@ -152,20 +152,12 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
         })
       }
     }
-    const { set, touched } = foldOver({ endpoints, deliveries }, entries)
-    await lockedWrite(
-      trx,
-      {
-        deliveries: [...touched.deliveries].map((id) => set.deliveries.get(id)!),
-        endpoints: [...touched.endpoints].map((id) => set.endpoints.get(id)!),
-      },
-      entries,
-    )
+    const written = await ledgerWrite(trx, { base: { endpoints, deliveries }, entries })
     const claimed = claimedIds.map((id) => {
-      const delivery = set.deliveries.get(id)!
+      const delivery = written.deliveries.get(id)!
       return {
         delivery,
-        endpoint: set.endpoints.get(delivery.endpoint_id)!,
+        endpoint: written.endpoints.get(delivery.endpoint_id)!,
         event: eventByKey.get(`${delivery.owner_id}\u0000${delivery.event_id}`)!,
       }
     })

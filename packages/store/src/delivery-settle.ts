@@ -9,8 +9,7 @@ import {
   type LedgerEntry,
 } from '@hookledger/core'
 import type { Db, Trx } from './database.js'
-import { foldOver, lockedWrite } from './ledger-commit.js'
-import { deliveriesWriteIfClaimed } from './projection-write.js'
+import { foldOver, ledgerWrite } from './ledger-write.js'
 
 /** One finished claim: the running row as the worker holds it, and what happened. */
 export interface Settlement {
@@ -20,49 +19,69 @@ export interface Settlement {
   readonly actor: string
 }
 
+/** The claim a running delivery was taken under; its settle applies only while it still holds. */
+export interface ClaimGuard {
+  readonly id: string
+  readonly claimed_by: string
+  readonly lease_until: Date
+}
+
 /**
- * Records outcomes of running deliveries in one transaction: one guarded write for all
- * delivery rows (a row the rescuer already took back is left alone and its outcome dropped),
- * the endpoint transitions each outcome implies (decided on the locked endpoint rows), then one
- * statement for the endpoint rows, the multi-row ledger append and the attempt-history rows.
- * Returns the ids recorded.
+ * The write primitive's guard for the worker: locks the running deliveries whose claim is still
+ * the one the worker holds (a rescuer may have taken a row back after its lease expired, and a
+ * later claim re-leased it) and returns them as they are now. Rows found by primary key (the id
+ * list gives the planner that path); the state test is written `is not distinct from` — the
+ * same test as `=` on this non-null column, but not one the planner can answer from the partial
+ * index `deliveries_running_idx`, whose dead entries pile up between vacuums.
+ */
+export async function deliveriesLockClaimed(trx: Trx, guards: readonly ClaimGuard[]): Promise<DeliveryRow[]> {
+  if (guards.length === 0) return []
+  const json = JSON.stringify(guards.map((g) => ({ id: g.id, claimed_by: g.claimed_by, lease_until: g.lease_until.toISOString() })))
+  const result = await sql<DeliveryRow>`
+    select d.* from deliveries d
+    join jsonb_to_recordset(${json}::jsonb) as g(id uuid, claimed_by text, lease_until timestamptz) on d.id = g.id
+    where d.id = any(${guards.map((g) => g.id)}::uuid[])
+      and d.claimed_by = g.claimed_by and d.lease_until = g.lease_until
+      and d.state is not distinct from 'running'
+    order by d.id
+    for update of d
+  `.execute(trx)
+  return result.rows
+}
+
+/**
+ * Records outcomes of running deliveries in one transaction: locks the rows whose claim still
+ * holds (an outcome for a row the rescuer took back is dropped), locks their endpoints in id
+ * order, decides each delivery's entries and the endpoint transitions they imply, and writes
+ * it all through the write primitive in one statement. Returns the ids recorded.
  */
 export async function deliverySettle(trx: Trx, items: readonly Settlement[], now: Date): Promise<Set<string>> {
   if (items.length === 0) return new Set()
-  const deliveryEntries = new Map<string, LedgerEntry[]>()
-  for (const it of items) {
-    deliveryEntries.set(it.delivery.id, decideDelivery(it.delivery, it.outcome, { now, actor: it.actor }))
-  }
-  const { set } = foldOver({ deliveries: items.map((i) => i.delivery) }, [...deliveryEntries.values()].flat())
-  const written = await deliveriesWriteIfClaimed(
+  const held = await deliveriesLockClaimed(
     trx,
-    items.map((i) => set.deliveries.get(i.delivery.id)!),
     items.map((i) => ({ id: i.delivery.id, claimed_by: i.delivery.claimed_by!, lease_until: i.delivery.lease_until! })),
   )
-  const kept = items.filter((i) => written.has(i.delivery.id))
-  if (kept.length === 0) return written
+  const heldById = new Map(held.map((d) => [d.id, d]))
+  const kept = items.filter((i) => heldById.has(i.delivery.id))
+  if (kept.length === 0) return new Set()
   const endpointIds = [...new Set(kept.map((i) => i.delivery.endpoint_id))].sort()
   const endpoints = (
     await sql<EndpointRow>`select * from endpoints where id = any(${endpointIds}::uuid[]) order by id for update`.execute(trx)
   ).rows
-  const before = new Map(endpoints.map((e) => [e.id, e]))
-  const current = new Map(before)
+  const current = new Map(endpoints.map((e) => [e.id, e]))
   const entries: LedgerEntry[] = []
   for (const it of kept) {
-    const own = deliveryEntries.get(it.delivery.id)!
+    const delivery = heldById.get(it.delivery.id)!
+    const own = decideDelivery(delivery, it.outcome, { now, actor: it.actor })
     // The endpoint decision sees the row after this delivery released its lease.
-    const released = foldOver({ endpoints: [current.get(it.delivery.endpoint_id)!] }, own).set.endpoints
-    const endpoint = released.get(it.delivery.endpoint_id)!
+    const released = foldOver({ endpoints: [current.get(delivery.endpoint_id)!] }, own).set.endpoints
+    const endpoint = released.get(delivery.endpoint_id)!
     const transitions = decideEndpointAfterOutcome(endpoint, it.outcome, now, it.actor)
-    const after = foldOver({ endpoints: [endpoint] }, transitions).set.endpoints.get(endpoint.id)!
-    current.set(endpoint.id, after)
+    current.set(endpoint.id, foldOver({ endpoints: [endpoint] }, transitions).set.endpoints.get(endpoint.id)!)
     entries.push(...own, ...transitions)
   }
-  // Only endpoints the entries changed are written (a rescued delivery whose lease another one
-  // has since taken leaves its endpoint as it is): every written row has its ledger entry.
-  const changed = endpointIds.map((id) => current.get(id)!).filter((row) => row !== before.get(row.id))
-  await lockedWrite(trx, { endpoints: changed }, entries)
-  return written
+  await ledgerWrite(trx, { base: { deliveries: held, endpoints }, entries })
+  return new Set(kept.map((i) => i.delivery.id))
 }
 
 /**

@@ -12,7 +12,7 @@ import {
   type LedgerEntry,
 } from '@hookledger/core'
 import type { Trx } from './database.js'
-import { ledgerCommit } from './ledger-commit.js'
+import { ledgerWrite } from './ledger-write.js'
 
 /** Who and when, for every owner command. */
 export interface CommandContext {
@@ -51,7 +51,7 @@ export interface EndpointCreateInput {
 /** `webhooks.create`: appends `endpoint.created` and inserts the row. */
 export async function endpointCreate(trx: Trx, ctx: CommandContext, input: EndpointCreateInput): Promise<EndpointRow> {
   const id = randomUUID()
-  const { endpoints } = await ledgerCommit(trx, {}, [
+  const { endpoints } = await ledgerWrite(trx, { base: {}, entries: [
     {
       kind: 'endpoint.created',
       ...endpointEntryBase(ctx, id),
@@ -64,7 +64,7 @@ export async function endpointCreate(trx: Trx, ctx: CommandContext, input: Endpo
         secret_key_id: input.secret_key_id,
       },
     },
-  ])
+  ] })
   return endpoints.get(id)!
 }
 
@@ -79,7 +79,7 @@ export async function endpointUpdate(
   if (!row) return null
   const entries = decideEndpointUpdate(row, patch, ctx.now, ctx.actor)
   if (entries.length === 0) return row
-  const { endpoints } = await ledgerCommit(trx, { endpoints: [row] }, entries)
+  const { endpoints } = await ledgerWrite(trx, { base: { endpoints: [row] }, entries })
   return endpoints.get(id) ?? row
 }
 
@@ -118,7 +118,7 @@ export async function endpointDelete(
       payload: {},
     },
   ]
-  await ledgerCommit(trx, { endpoints: [row], deliveries: waiting }, entries)
+  await ledgerWrite(trx, { base: { endpoints: [row], deliveries: waiting }, entries })
   return { discarded: waiting.length }
 }
 
@@ -135,7 +135,7 @@ export async function endpointRotateSecret(
   const row = await endpointLock(trx, ctx, id)
   if (!row) return null
   const keep = input.graceMs > 0
-  const { endpoints } = await ledgerCommit(trx, { endpoints: [row] }, [
+  const { endpoints } = await ledgerWrite(trx, { base: { endpoints: [row] }, entries: [
     {
       kind: 'endpoint.secret_rotated',
       ...endpointEntryBase(ctx, id),
@@ -147,7 +147,7 @@ export async function endpointRotateSecret(
         previous_expires_at: keep ? iso(new Date(ctx.now.getTime() + input.graceMs)) : null,
       },
     },
-  ])
+  ] })
   return endpoints.get(id)!
 }
 
@@ -182,7 +182,7 @@ export async function endpointRedeliver(
     payload: { run: d.run + 1, next_attempt_at: iso(ctx.now), previous_run: d.run, previous_attempts: d.attempts },
   }))
   if (entries.length > 0) {
-    await ledgerCommit(trx, { deliveries: requeue }, entries)
+    await ledgerWrite(trx, { base: { deliveries: requeue }, entries })
     await sql`select pg_notify('hookledger_deliveries', '')`.execute(trx)
   }
   return { requeued: requeue.length, skipped: discarded.length - requeue.length }

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { LedgerEntry } from '@hookledger/core'
 import type { Db } from './database.js'
-import { ledgerAppend } from './ledger-append.js'
+import { ledgerWrite } from './ledger-write.js'
 
 /** Default event retention: 30 days. */
 export const EVENT_RETENTION_DEFAULT_MS = 30 * 24 * 3_600_000
@@ -35,7 +35,7 @@ export async function eventPrune(
       actor: 'system',
       payload: { published_at: e.published_at.toISOString() },
     }))
-    await ledgerAppend(trx, entries)
+    await ledgerWrite(trx, { entries })
     return pruned.length
   })
 }

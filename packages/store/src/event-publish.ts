@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Trx } from './database.js'
-import { ledgerAppend } from './ledger-append.js'
+import { ledgerWrite } from './ledger-write.js'
 
 /** NOTIFY channel that wakes the fan-out loop; the payload is empty (a hint, not data). */
 export const EVENTS_CHANNEL = 'hookledger_events'
@@ -33,7 +33,7 @@ export async function eventInsert(
     returning id
   `.execute(trx)
   if (inserted.rows.length === 0) return { id: event.id, created: false }
-  await ledgerAppend(trx, [
+  await ledgerWrite(trx, { entries: [
     {
       kind: 'event.published',
       occurred_at: now,
@@ -44,7 +44,6 @@ export async function eventInsert(
       actor,
       payload: { type: event.type, subject: event.subject },
     },
-  ])
-  await sql`select pg_notify(${EVENTS_CHANNEL}, '')`.execute(trx)
+  ], notify: { channel: EVENTS_CHANNEL } })
   return { id: event.id, created: true }
 }

@@ -13,9 +13,7 @@ import {
 import type { Db } from './database.js'
 import type { ThinEvent } from './delivery-claim.js'
 import { DELIVERIES_CHANNEL } from './event-publish.js'
-import { ledgerInsertSql } from './ledger-append.js'
-import { foldOver } from './ledger-commit.js'
-import { rowsToJson } from './projection-write.js'
+import { ledgerWrite } from './ledger-write.js'
 
 /**
  * Port: may this embed's endpoint see this event? Asked once per event and endpoint, never
@@ -114,28 +112,19 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
         })
       }
     }
-    // Insert the delivery rows; a pair (endpoint, event) that already has one keeps it, and
-    // its `delivery.enqueued` entry is dropped so the ledger matches the table.
-    const { set } = foldOver({}, entries)
-    const rows = [...set.deliveries.values()]
-    let inserted = new Set<string>()
-    if (rows.length > 0) {
-      const res = await sql<{ id: string }>`
-        insert into deliveries select * from jsonb_populate_recordset(null::deliveries, ${rowsToJson(rows)}::jsonb)
-        on conflict (id) do nothing returning id
-      `.execute(trx)
-      inserted = new Set(res.rows.map((r) => r.id))
-    }
-    const kept = entries.filter((e) => e.kind !== 'delivery.enqueued' || inserted.has(e.delivery_id!))
-    // One statement: mark the events fanned out, append the entries, and NOTIFY (sent on commit).
-    await sql`
-      with fanned as (
-        update events set fanned_out_at = ${now}
-        where (owner_id, id) in (select * from unnest(${events.map((e) => e.owner_id)}::text[], ${events.map((e) => e.id)}::text[]))
-      ),
-      appended as (${ledgerInsertSql(kept)})
-      select pg_notify(${DELIVERIES_CHANNEL}, '') where ${inserted.size > 0}
-    `.execute(trx)
+    // A pair (endpoint, event) that already has a delivery keeps it, and its `delivery.enqueued`
+    // entry is dropped so the ledger matches the table. In the same statement: mark the events
+    // fanned out, and NOTIFY (sent on commit) if anything was enqueued.
+    const written = await ledgerWrite(trx, {
+      entries,
+      existingDeliveries: 'keep',
+      alongside: [
+        sql`update events set fanned_out_at = ${now}
+          where (owner_id, id) in (select * from unnest(${events.map((e) => e.owner_id)}::text[], ${events.map((e) => e.id)}::text[]))`,
+      ],
+      notify: { channel: DELIVERIES_CHANNEL, when: 'deliveries_inserted' },
+    })
+    const inserted = written.insertedDeliveries
     return { events: events.length, enqueued: inserted.size }
   })
 }

@@ -54,72 +54,23 @@ const ident = (s: string) => sql.ref(s)
 const list = (cols: readonly string[], prefix?: string) =>
   sql.join(cols.map((c) => sql.raw(prefix ? `${prefix}.${c}` : c)))
 
-/** The statement of {@link projectionUpsert}, to run alone or as one part of a larger statement. */
-export function projectionUpsertSql(
-  table: 'endpoints' | 'deliveries',
-  columns: readonly string[],
-  key: string,
-  rows: readonly Row[],
-): RawBuilder<unknown> {
-  const updatable = columns.filter((c) => c !== key)
+/** Inserts new rows (a row that exists already fails the statement, unless the caller adds `on conflict`). */
+export function projectionInsertSql(table: 'endpoints' | 'deliveries', columns: readonly string[], rows: readonly Row[]): RawBuilder<unknown> {
   return sql`
     insert into ${ident(table)} (${list(columns)})
     select ${list(columns, 'r')} from jsonb_populate_recordset(null::${ident(table)}, ${rowsToJson(rows)}::jsonb) r
-    on conflict (${sql.raw(key)}) do update set (${list(updatable)}) = (${list(updatable, 'excluded')})
   `
 }
 
-/** Inserts or fully overwrites rows of `table`, keyed by `key`. */
-export async function projectionUpsert(
-  trx: Trx,
-  table: 'endpoints' | 'deliveries',
-  columns: readonly string[],
-  key: string,
-  rows: readonly Row[],
-): Promise<void> {
-  if (rows.length === 0) return
-  await projectionUpsertSql(table, columns, key, rows).execute(trx)
-}
-
-/** The claim a running delivery was last settled under; a settle applies only if it still holds. */
-export interface ClaimGuard {
-  readonly id: string
-  readonly claimed_by: string
-  readonly lease_until: Date
-}
-
 /**
- * Overwrites running deliveries whose claim is still the one the worker holds (a rescuer may
- * have taken a row back after its lease expired). Returns the ids actually written.
- *
- * Each row travels with its guard in one JSON element and is found by primary key (the id list
- * gives the planner that path whatever its estimates, and the join is on the id). The state
- * test is written `is not distinct from`: the same test as `=` for this non-null column, but
- * not one the planner can answer from the partial index `deliveries_running_idx`, whose dead
- * entries pile up between vacuums and which it would otherwise pick on a stale estimate.
+ * Overwrites existing rows, found by primary key (the id list gives the planner that path
+ * whatever its estimates). The callers hold these rows locked (`for update`).
  */
-export async function deliveriesWriteIfClaimed(
-  trx: Trx,
-  rows: readonly DeliveryRow[],
-  guards: readonly ClaimGuard[],
-): Promise<Set<string>> {
-  if (rows.length === 0) return new Set()
-  const updatable = DELIVERY_COLUMNS.filter((c) => c !== 'id')
-  const guardById = new Map(guards.map((g) => [g.id, g]))
-  const items = rows.map((row) => {
-    const g = guardById.get(row.id)
-    return { ...row, guard_claimed_by: g?.claimed_by ?? null, guard_lease_until: g?.lease_until ?? null }
-  })
-  const result = await sql<{ id: string }>`
-    update deliveries d set (${list(updatable)}) = (${list(updatable, 'r')})
-    from jsonb_array_elements(${rowsToJson(items)}::jsonb) x
-    cross join lateral jsonb_populate_record(null::deliveries, x) r
-    where d.id = any(${rows.map((r) => r.id)}::uuid[])
-      and d.id = (x->>'id')::uuid
-      and d.claimed_by = x->>'guard_claimed_by'
-      and d.lease_until = (x->>'guard_lease_until')::timestamptz
-      and d.state is not distinct from 'running'
-    returning d.id
-  `.execute(trx)
-  return new Set(result.rows.map((r) => r.id))
+export function projectionUpdateSql(table: 'endpoints' | 'deliveries', columns: readonly string[], rows: readonly Row[]): RawBuilder<unknown> {
+  const updatable = columns.filter((c) => c !== 'id')
+  return sql`
+    update ${ident(table)} t set (${list(updatable)}) = (${list(updatable, 'r')})
+    from jsonb_populate_recordset(null::${ident(table)}, ${rowsToJson(rows)}::jsonb) r
+    where t.id = any(${(rows as { id: string }[]).map((r) => r.id)}::uuid[]) and t.id = r.id
+  `
 }

@@ -3,7 +3,7 @@ import { COOL_DOWN_MS, deliveryIdFor, iso, type EndpointRow, type LedgerEntry } 
 import type { Trx } from './database.js'
 import type { CommandContext } from './endpoint-commands.js'
 import { DELIVERIES_CHANNEL, eventInsert, type EventToPublish } from './event-publish.js'
-import { ledgerCommit } from './ledger-commit.js'
+import { ledgerWrite } from './ledger-write.js'
 
 /**
  * `webhooks.send_test`: stores the `webhook.test` event and fans it out to the one endpoint it
@@ -48,11 +48,12 @@ export async function testEventSend(
       },
     },
   ]
-  await ledgerCommit(trx, {}, entries)
-  await sql`
-    update events set fanned_out_at = ${ctx.now}
-    where owner_id = ${ctx.owner_id} and id = ${event.id}
-  `.execute(trx)
-  await sql`select pg_notify(${DELIVERIES_CHANNEL}, '')`.execute(trx)
+  await ledgerWrite(trx, {
+    entries,
+    alongside: [
+      sql`update events set fanned_out_at = ${ctx.now} where owner_id = ${ctx.owner_id} and id = ${event.id}`,
+    ],
+    notify: { channel: DELIVERIES_CHANNEL },
+  })
   return { event_id: event.id, delivery_id }
 }
