@@ -1,18 +1,26 @@
 import { z } from 'zod'
-import { ledgerRead, ledgerReplayVerify, ledgerTrail, type LedgerRow } from '@hookledger/store'
+import {
+  ledgerRead,
+  ledgerReplayVerify,
+  ledgerTrail,
+  parseLedgerCursor,
+  type LedgerChainRow,
+  type LedgerRow,
+} from '@hookledger/store'
 import { invalidInput } from './op-input.js'
 import { defineOp, ok } from './operation.js'
 import { eventId, limitParam, pageOf, uuidParam } from './schemas.js'
 
-const MAX_POSITION = 2n ** 63n - 1n
-
-/** A ledger position as text (a bigint); also the feed's cursor. */
-// One refine, not regex + refine: zod runs every check, and BigInt('x') would throw.
-const positionParam = z
+/**
+ * Where the feed resumes: a cursor it returned (`<tx_id>.<position>`), or — legacy, from when
+ * the feed paged by position — a bare position (digits), meaning rows with position > it.
+ */
+// The store's parser is the check, so the op and the query agree on what a cursor is.
+const feedCursorParam = z
   .string()
   .refine(
-    (v) => /^\d{1,19}$/.test(v) && BigInt(v) <= MAX_POSITION,
-    'must be a ledger position (a bigint)',
+    (v) => parseLedgerCursor(v) !== null,
+    'must be a ledger cursor (`<tx_id>.<position>`, from next_cursor) or, legacy, a position',
   )
 
 const ownerIdParam = z.string().min(1).max(200)
@@ -51,6 +59,14 @@ function ledgerEntryView(row: LedgerRow): z.input<typeof ledgerEntrySchema> {
   }
 }
 
+/** A feed entry: the ledger entry and the id of the transaction that wrote it (its chain key). */
+export const ledgerFeedEntrySchema = ledgerEntrySchema.extend({ tx_id: z.string() })
+
+function ledgerFeedEntryView(row: LedgerChainRow): z.input<typeof ledgerFeedEntrySchema> {
+  const { position, ...entry } = ledgerEntryView(row)
+  return { position, tx_id: String(row.tx_id), ...entry }
+}
+
 const filters = {
   owner_id: ownerIdParam.optional(),
   endpoint_id: uuidParam.optional(),
@@ -60,20 +76,21 @@ const filters = {
 
 export const ledgerReadOp = defineOp({
   name: 'ledger.read',
-  summary: 'The ledger in position order, filtered; follow next_cursor (as `after`) to tail it',
+  summary:
+    'The ledger in commit-safe (tx_id, position) order, filtered; follow next_cursor (as `after`) to tail it',
   scope: 'operator',
   http: { method: 'GET', path: '/api/operator/ledger' },
   input: z.strictObject({
-    after: positionParam.optional(),
+    after: feedCursorParam.optional(),
     // `cursor` is the name every other list uses; both mean the same here.
-    cursor: positionParam.optional(),
+    cursor: feedCursorParam.optional(),
     limit: limitParam,
     ...filters,
   }),
-  output: pageOf(ledgerEntrySchema),
+  output: pageOf(ledgerFeedEntrySchema),
   async handler(ctx, { after, cursor, ...rest }) {
     const page = await ledgerRead(ctx.deps.db, { ...rest, after: after ?? cursor })
-    return ok({ data: page.data.map(ledgerEntryView), next_cursor: page.next_cursor })
+    return ok({ data: page.data.map(ledgerFeedEntryView), next_cursor: page.next_cursor })
   },
 })
 

@@ -14,6 +14,12 @@ export interface LedgerRow {
   readonly actor: string
 }
 
+/** A ledger row as the feed returns it: with the writing transaction's id, its chain key. */
+export interface LedgerChainRow extends LedgerRow {
+  /** The id (`xid8`, which pg returns as a decimal string) of the transaction that wrote it. */
+  readonly tx_id: string
+}
+
 /** Filters of a ledger read; all optional, combined with `and`. */
 export interface LedgerFilter {
   readonly owner_id?: string | undefined
@@ -29,32 +35,104 @@ const filterSql = (f: LedgerFilter) => sql`
   ${f.event_id !== undefined ? sql`and event_id = ${f.event_id}` : sql``}
 `
 
+const MAX_XID8 = 2n ** 64n - 1n
+const MAX_POSITION = 2n ** 63n - 1n
+
 /**
- * The ledger in position order after `after`, a page at a time; `next_cursor` is the position
- * to pass as `after` next (null when the page was not full).
+ * Where a feed read starts: after a row in chain order (`chain`, from a cursor), after a bare
+ * position (`position`, the legacy form), or at the beginning.
+ */
+export type LedgerFeedStart =
+  | { readonly kind: 'chain'; readonly tx_id: string; readonly position: string }
+  | { readonly kind: 'position'; readonly position: string }
+
+/** The cursor that resumes the feed right after `row`: `<tx_id>.<position>`, both decimal. */
+export const ledgerCursor = (row: Pick<LedgerChainRow, 'tx_id' | 'position'>): string =>
+  `${row.tx_id}.${row.position}`
+
+/**
+ * Reads what a client passed as `after`/`cursor`: `<tx_id>.<position>` (a cursor this feed
+ * returned), or a bare position (legacy: "rows with position > p"). Null when it is neither,
+ * or out of range (tx_id beyond xid8, position beyond bigint).
+ */
+export function parseLedgerCursor(value: string): LedgerFeedStart | null {
+  const chain = /^(\d{1,20})\.(\d{1,19})$/.exec(value)
+  if (chain) {
+    const [, tx, position] = chain as unknown as [string, string, string]
+    if (BigInt(tx) > MAX_XID8 || BigInt(position) > MAX_POSITION) return null
+    return { kind: 'chain', tx_id: BigInt(tx).toString(), position: BigInt(position).toString() }
+  }
+  if (/^\d{1,19}$/.test(value) && BigInt(value) <= MAX_POSITION) {
+    return { kind: 'position', position: BigInt(value).toString() }
+  }
+  return null
+}
+
+/** The rows with a chain key (or legacy position) after `start`. */
+const startSql = (start: LedgerFeedStart | undefined) =>
+  start === undefined
+    ? sql``
+    : start.kind === 'chain'
+      ? sql`and (tx_id, position) > (${start.tx_id}::xid8, ${start.position}::bigint)`
+      : sql`and position > ${start.position}::bigint`
+
+/**
+ * The feed's query, for `ledgerRead` and for tests that EXPLAIN it.
  *
- * Positions are drawn at insert, not at commit, so a transaction still open can later commit
- * rows below a position already read. Only rows written by transactions older than every
- * transaction still running are returned, so a reader that follows `next_cursor` never skips a
- * row: a slow writer holds the feed back instead of being jumped over.
+ * Chain order is (tx_id, position): a transaction takes its xid at its first write and draws
+ * positions later, so positions alone commit out of order, but every transaction still
+ * running has an xid ≥ the snapshot's xmin and every future one a larger xid, so below xmin
+ * nothing can ever appear before a row already read. The range `(tx_id, position) > cursor`
+ * and `tx_id < xmin` is one range scan of ledger_chain_order_idx (migration 0006).
+ */
+export function ledgerReadQuery(
+  params: LedgerFilter & { start?: LedgerFeedStart | undefined; limit: number },
+) {
+  return sql<LedgerChainRow>`
+    select position, tx_id, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id,
+      payload, actor
+    from ledger
+    where tx_id < pg_snapshot_xmin(pg_current_snapshot())
+      ${startSql(params.start)}
+      ${filterSql(params)}
+    order by tx_id, position limit ${params.limit}
+  `
+}
+
+/**
+ * The ledger in chain order — (tx_id, position) — after `after`, a page at a time.
+ * `next_cursor` is the last row's cursor, `<tx_id>.<position>` (`ledgerCursor`), when the page
+ * was full, null otherwise; a tailer that reached the end resumes with the cursor of the last
+ * row it read.
+ *
+ * `after` is a cursor this feed returned, or (legacy, from before chain cursors) a bare
+ * position, meaning "rows with position > p" in chain order; the page's `next_cursor` is a
+ * chain cursor. The switch is not exact, since a bare position does not say which rows below
+ * it the old reader had: from then on, a row at or below p comes (again, or for the first
+ * time) if its chain key is after the first page's last row, and never otherwise. Chain
+ * cursors never skip or repeat. A string that is neither throws: callers validate first
+ * (`parseLedgerCursor`).
+ *
+ * Only rows written by transactions older than every transaction still running are returned,
+ * so a slow writer holds the feed back instead of being jumped over.
  */
 export async function ledgerRead(
   db: Db,
   params: LedgerFilter & { after?: string | undefined; limit: number },
-): Promise<{ data: LedgerRow[]; next_cursor: string | null }> {
-  const rows = (
-    await sql<LedgerRow>`
-      select position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, payload,
-        actor
-      from ledger
-      where position > ${params.after ?? '0'}::bigint
-        and tx_id < pg_snapshot_xmin(pg_current_snapshot())
-        ${filterSql(params)}
-      order by position limit ${params.limit}
-    `.execute(db)
-  ).rows
+): Promise<{ data: LedgerChainRow[]; next_cursor: string | null }> {
+  const { after, ...rest } = params
+  let start: LedgerFeedStart | undefined
+  if (after !== undefined) {
+    const parsed = parseLedgerCursor(after)
+    if (!parsed) throw new TypeError(`not a ledger cursor: ${JSON.stringify(after)}`)
+    start = parsed
+  }
+  const rows = (await ledgerReadQuery({ ...rest, start }).execute(db)).rows
   const last = rows[rows.length - 1]
-  return { data: rows, next_cursor: rows.length === params.limit && last ? last.position : null }
+  return {
+    data: rows,
+    next_cursor: rows.length === params.limit && last ? ledgerCursor(last) : null,
+  }
 }
 
 /**
