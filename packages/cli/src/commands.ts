@@ -62,6 +62,7 @@ export async function tokenCreateCommand(
     scopes: scopes as TokenScope[],
     label: args.label ?? '',
     now: args.now,
+    actor: 'operator',
   })
   if (args.json) io.out(JSON.stringify({ token, id, owner_id: operator ? null : owner, scopes }))
   else io.out(`token ${id} for ${operator ? 'the operator' : owner} (${scopes.join(', ')}), shown once:\n${token}`)
@@ -92,7 +93,7 @@ export async function tokenRevokeCommand(
     io.err('usage: hookledger token revoke <token id>')
     return 2
   }
-  const done = await apiTokenRevoke(db, { id: args.id, now: args.now })
+  const done = await apiTokenRevoke(db, { id: args.id, now: args.now, actor: 'operator' })
   io.out(done ? `revoked ${args.id}` : `no live token ${args.id}`)
   return done ? 0 : 1
 }

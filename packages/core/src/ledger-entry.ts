@@ -73,6 +73,21 @@ export interface LedgerPayloads {
     previous_run: number
     previous_attempts: number
   }
+  // Security-relevant changes outside the two projections: who may call the API, and what an
+  // embed may see. No secret is ever in a payload (a token's hash is not either).
+  'token.issued': { token_id: string; scopes: string[]; label: string }
+  'token.revoked': { token_id: string }
+  'access_code.put': {
+    access_code_id: string
+    role_globs: string[]
+    deny_globs: string[]
+    reads_published_slice: boolean
+    expires_at: string | null
+    created: boolean
+  }
+  'access_code.revoked': { access_code_id: string }
+  'embed.put': { embed_id: string; access_code_id: string; created: boolean }
+  'embed.deleted': { embed_id: string }
   /** Rows below `before_position` left the ledger through the audited retention function. */
   'ledger.retention': { before_position: number; rows: number }
 }

@@ -27,6 +27,7 @@ export const subjectGlob = z.string().min(1).max(SUBJECT_GLOB_MAX_LENGTH)
 const ownerNow = (ctx: OpContext) => ({
   owner_id: ctx.principal.owner_id,
   now: ctx.deps.clock.now(),
+  actor: ctx.actor,
 })
 const isoOrNull = (d: Date | null) => (d ? d.toISOString() : null)
 

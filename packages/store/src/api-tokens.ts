@@ -1,6 +1,8 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import type { Db } from './database.js'
+import { ledgerWrite } from './ledger-write.js'
+import { securityEntry } from './security-entry.js'
 
 /** Scopes a token can carry. `operator` tokens are bound to no owner (owner_id `*`). */
 export type TokenScope = 'admin' | 'publish' | 'operator'
@@ -17,22 +19,20 @@ const hash = (token: string) => createHash('sha256').update(token, 'utf8').diges
 /** Creates a token; the plain token is returned once and only its SHA-256 is stored. */
 export async function apiTokenCreate(
   db: Db,
-  params: { owner_id: string; scopes: readonly TokenScope[]; label?: string; now: Date },
+  params: { owner_id: string; scopes: readonly TokenScope[]; label?: string; now: Date; actor?: string },
 ): Promise<{ id: string; token: string }> {
   const id = randomUUID()
   const token = `hl_${randomBytes(32).toString('base64url')}`
-  await db
-    .insertInto('api_tokens')
-    .values({
-      id,
-      owner_id: params.owner_id,
-      scopes: [...params.scopes],
-      token_hash: hash(token),
-      label: params.label ?? '',
-      created_at: params.now,
-      revoked_at: null,
+  const label = params.label ?? ''
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('api_tokens')
+      .values({ id, owner_id: params.owner_id, scopes: [...params.scopes], token_hash: hash(token), label, created_at: params.now, revoked_at: null })
+      .execute()
+    await ledgerWrite(trx, {
+      entries: [securityEntry('token.issued', params, { token_id: id, scopes: [...params.scopes], label })],
     })
-    .execute()
+  })
   return { id, token }
 }
 
@@ -58,12 +58,18 @@ export async function apiTokenList(db: Db, params: { owner_id?: string }) {
   return q.execute()
 }
 
-/** Revokes a token; returns false if there was no live token with that id. */
-export async function apiTokenRevoke(db: Db, params: { id: string; now: Date }): Promise<boolean> {
-  const res = await sql`
-    update api_tokens set revoked_at = ${params.now} where id = ${params.id}::uuid and revoked_at is null
-  `.execute(db)
-  return (res.numAffectedRows ?? 0n) > 0n
+/** Revokes a token (with its ledger entry); returns false if there was no live token with that id. */
+export async function apiTokenRevoke(db: Db, params: { id: string; now: Date; actor?: string }): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const res = await sql<{ owner_id: string }>`
+      update api_tokens set revoked_at = ${params.now} where id = ${params.id}::uuid and revoked_at is null
+      returning owner_id
+    `.execute(trx)
+    const row = res.rows[0]
+    if (!row) return false
+    await ledgerWrite(trx, { entries: [securityEntry('token.revoked', { ...params, owner_id: row.owner_id }, { token_id: params.id })] })
+    return true
+  })
 }
 
 /** Whether any token exists (first start creates one for owner `default`). */

@@ -2,6 +2,8 @@ import { sql } from 'kysely'
 import { allowsCorpusEntry, corpusEntryFromEvent, type AccessCode } from '@hookledger/core'
 import type { AccessCodeRow } from './access-codes.js'
 import type { Db } from './database.js'
+import { ledgerWrite } from './ledger-write.js'
+import { securityEntry } from './security-entry.js'
 import type { EmbedAdmits } from './fanout.js'
 
 /** A row of `embeds`: a place the owner's content is shown under one access code. */
@@ -20,7 +22,7 @@ export interface EmbedRow {
  */
 export async function embedPut(
   db: Db,
-  ctx: { owner_id: string; now: Date },
+  ctx: { owner_id: string; now: Date; actor?: string },
   input: { id: string; access_code_id: string },
 ): Promise<{ row: EmbedRow; created: boolean } | 'unknown_access_code' | 'access_code_revoked'> {
   return db.transaction().execute(async (trx) => {
@@ -42,6 +44,7 @@ export async function embedPut(
       returning e.*, (xmax = 0) as created
     `.execute(trx)
     const { created, ...row } = res.rows[0]!
+    await ledgerWrite(trx, { entries: [securityEntry('embed.put', ctx, { embed_id: row.id, access_code_id: row.access_code_id, created })] })
     return { row, created }
   })
 }
@@ -49,15 +52,19 @@ export async function embedPut(
 /** Deletes a live embed (soft: the row stays for audit). Null when there is no live one. */
 export async function embedDelete(
   db: Db,
-  ctx: { owner_id: string; now: Date },
+  ctx: { owner_id: string; now: Date; actor?: string },
   id: string,
 ): Promise<EmbedRow | null> {
-  const res = await sql<EmbedRow>`
-    update embeds set deleted_at = ${ctx.now}, updated_at = ${ctx.now}
-    where owner_id = ${ctx.owner_id} and id = ${id} and deleted_at is null
-    returning *
-  `.execute(db)
-  return res.rows[0] ?? null
+  return db.transaction().execute(async (trx) => {
+    const res = await sql<EmbedRow>`
+      update embeds set deleted_at = ${ctx.now}, updated_at = ${ctx.now}
+      where owner_id = ${ctx.owner_id} and id = ${id} and deleted_at is null
+      returning *
+    `.execute(trx)
+    const row = res.rows[0]
+    if (row) await ledgerWrite(trx, { entries: [securityEntry('embed.deleted', ctx, { embed_id: id })] })
+    return row ?? null
+  })
 }
 
 /** One live embed of this owner, or null (a deleted one reads as missing). */
