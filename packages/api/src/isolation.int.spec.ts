@@ -122,6 +122,10 @@ const SAMPLES: Record<string, (ids: Ids) => Sample> = {
     path: `/api/operator/ledger/audit?endpoint_id=${i.endpoint}`,
   }),
   'ledger.replay': () => ({ kind: 'none', method: 'POST', path: '/api/operator/ledger/replay' }),
+  'ledger.checkpoint': () => ({ kind: 'none', method: 'POST', path: '/api/operator/ledger/checkpoints' }),
+  'ledger.public_key': () => ({ kind: 'none', method: 'GET', path: '/api/operator/ledger/public_key' }),
+  'ledger.verify': () => ({ kind: 'none', method: 'POST', path: '/api/operator/ledger/verify', body: { chain_only: true } }),
+  'webhooks.receipt': (i) => ({ kind: 'owned', method: 'GET', path: `/api/admin/deliveries/${i.delivery}/receipt` }),
 }
 
 /** Destructive samples run last when the owner calls its own routes. */
@@ -239,7 +243,7 @@ describe('auth and isolation, walked over every route', () => {
       expect(foreign.body, op.name).toEqual(absent.body)
       walked++
     }
-    expect(walked).toBe(12)
+    expect(walked).toBe(13)
     // An embed cannot borrow another owner's access code either.
     const borrow = await api.call('PUT', '/api/admin/embeds/borrowed', {
       token: tokens.b,

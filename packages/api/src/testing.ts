@@ -7,6 +7,8 @@ import {
   createEventCatalog,
   createSecretBox,
   generateMasterKey,
+  generateLedgerSigningKey,
+  parseLedgerSigningKey,
   silentLogger,
   systemClock,
   type Clock,
@@ -40,6 +42,7 @@ export function testOpDeps(db: Db, options: TestApiOptions = {}): OpDeps {
     logger: options.logger ?? silentLogger,
     rotationGraceMs: 24 * 3_600_000,
     publicBaseUrl: 'http://hookledger.test',
+    ledgerKey: parseLedgerSigningKey(generateLedgerSigningKey().secret),
   }
 }
 

@@ -6,6 +6,8 @@ import {
   createEventCatalog,
   createSecretBox,
   generateMasterKey,
+  generateLedgerSigningKey,
+  parseLedgerSigningKey,
   silentLogger,
   systemClock,
 } from '@hookledger/core'
@@ -29,6 +31,7 @@ beforeAll(async () => {
     logger: silentLogger,
     rotationGraceMs: 3_600_000,
     publicBaseUrl: 'http://hookledger.test',
+    ledgerKey: parseLedgerSigningKey(generateLedgerSigningKey().secret),
   }
 })
 afterAll(async () => {
@@ -81,8 +84,11 @@ describe('createMcpServer: the MCP projection of the registry', () => {
     const operator = await connect('ignored', ['operator'])
     expect(operator.tools.map((t) => t.name).sort()).toEqual([
       'ledger_audit',
+      'ledger_checkpoint',
+      'ledger_public_key',
       'ledger_read',
       'ledger_replay',
+      'ledger_verify',
     ])
   })
 
@@ -113,6 +119,8 @@ describe('createMcpServer: the MCP projection of the registry', () => {
       sent.delivery_id,
     )
     expect(await call('webhooks_redeliver', { id })).toEqual({ requeued: 0, skipped: 0 })
+    const receipt = await call('webhooks_receipt', { id: sent.delivery_id })
+    expect(receipt).toMatchObject({ format: 'hookledger.receipt.v1', delivery_id: sent.delivery_id })
     const published = await call('events_publish', {
       type: 'booking.created',
       subject: 'booking://1',
@@ -137,6 +145,10 @@ describe('createMcpServer: the MCP projection of the registry', () => {
     const audit = await operator.call('ledger_audit', { endpoint_id: id })
     expect(audit.data.length).toBeGreaterThan(0)
     expect((await operator.call('ledger_replay')).differences).toEqual([])
+    const sealed = await operator.call('ledger_checkpoint')
+    expect(sealed.data[0]).toMatchObject({ seq: 1 })
+    expect((await operator.call('ledger_public_key')).public_key).toMatch(/^hlpk_/)
+    expect(await operator.call('ledger_verify', { chain_only: true })).toMatchObject({ ok: true, problems: [] })
     expect([...operator.called].sort()).toEqual(operator.tools.map((t) => t.name).sort())
   })
 

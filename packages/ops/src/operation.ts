@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import type { Clock, EgressPolicy, EventCatalog, Logger, SecretBox } from '@hookledger/core'
+import type { Clock, EgressPolicy, EventCatalog, LedgerSigningKey, Logger, SecretBox } from '@hookledger/core'
 import type { Db, TokenPrincipal, TokenScope } from '@hookledger/store'
 
 /** Everything an operation may use; built once by the composition root. */
@@ -14,6 +14,8 @@ export interface OpDeps {
   readonly rotationGraceMs: number
   /** Base of links to the UI (a delivery row links to its attempts page). */
   readonly publicBaseUrl: string
+  /** Signs ledger checkpoints; its public half verifies them and every receipt. */
+  readonly ledgerKey: LedgerSigningKey
 }
 
 /** Who is calling: a token's principal. */

@@ -1,4 +1,5 @@
 import type { Operation } from './operation.js'
+import { ledgerCheckpointOp, ledgerPublicKeyOp, ledgerVerifyOp, webhooksReceipt } from './ledger-chain-ops.js'
 import { ledgerAuditOp, ledgerReadOp, ledgerReplayOp } from './operator-ops.js'
 import {
   accessCodesGet,
@@ -41,6 +42,7 @@ export const OPERATIONS: readonly Operation[] = [
   webhooksDeliveries,
   webhooksRedeliver,
   webhooksAttempts,
+  webhooksReceipt,
   eventsPublish,
   embedsPut,
   embedsGet,
@@ -51,6 +53,9 @@ export const OPERATIONS: readonly Operation[] = [
   ledgerReadOp,
   ledgerAuditOp,
   ledgerReplayOp,
+  ledgerCheckpointOp,
+  ledgerPublicKeyOp,
+  ledgerVerifyOp,
 ] as unknown as readonly Operation[]
 
 export function findOperation(name: string): Operation | undefined {

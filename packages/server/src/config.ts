@@ -2,7 +2,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { z } from 'zod'
 import { readFileSync } from 'node:fs'
-import { createEventCatalog, parseEgressAllowList, parseMasterKey } from '@hookledger/core'
+import { createEventCatalog, parseEgressAllowList, parseLedgerSigningKey, parseMasterKey } from '@hookledger/core'
 
 const intIn = (min: number, max: number, def: number) =>
   z
@@ -75,6 +75,8 @@ export const configSchema = z.object({
   }),
   HOOKLEDGER_DATA_DIR: z.string().default(DEFAULT_DATA_DIR).transform((v) => path.resolve(v)),
   HOOKLEDGER_MASTER_KEY: checked(parseMasterKey),
+  HOOKLEDGER_LEDGER_SIGNING_KEY: checked(parseLedgerSigningKey),
+  HOOKLEDGER_CHECKPOINT_INTERVAL_SECONDS: intIn(1, 3600, 10),
   HOOKLEDGER_EGRESS_ALLOW: checked(parseEgressAllowList),
   HOOKLEDGER_CATALOG_FILE: checked(loadCatalogFile),
   HOOKLEDGER_ROTATION_GRACE_HOURS: intIn(0, 24 * 30, 24),

@@ -18,6 +18,12 @@ const USAGE = `usage: hookledger <command>
   token revoke <token id>
   ledger replay [--verify] [--json]           rebuild projections from the ledger and diff
   ledger audit [--delivery ID|--endpoint ID|--event ID] [--limit N] [--json]
+  ledger checkpoint [--json]                  seal now: extend the hash chain, sign a checkpoint
+  ledger verify [--chain-only] [--public-key K] [--json]   chain + checkpoints + replay (exit 0 intact, 1 tampered)
+  ledger verify --file F --public-key K       verify an export offline
+  ledger verify --receipt F --public-key K    verify a delivery's receipt offline
+  ledger export [--from P] [--to Q]           sealed history as JSON lines (verifiable with the public key)
+  ledger public-key                           the key checkpoints are signed with
   op <name> [--owner O] [--json '{…}']        run a declared operation
   mcp --owner O [--scopes admin,publish]      the operations as MCP tools over stdio
 
@@ -63,11 +69,39 @@ async function ledgerCommand(io: CliIo, config: Config, sub: string | undefined,
       endpoint: { type: 'string' },
       event: { type: 'string' },
       limit: { type: 'string' },
+      'chain-only': { type: 'boolean' },
+      file: { type: 'string' },
+      receipt: { type: 'string' },
+      'public-key': { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
     },
   })
   const cli = await import('@hookledger/cli')
-  if (sub === 'replay') return withDatabase(config, ({ db }) => cli.ledgerReplayCommand(db, io, values))
-  if (sub === 'audit') return withDatabase(config, ({ db }) => cli.ledgerAuditCommand(db, io, values))
+  const { loadLedgerSigningKey } = await import('./key-files.js')
+  switch (sub) {
+    case 'replay':
+      return withDatabase(config, ({ db }) => cli.ledgerReplayCommand(db, io, values))
+    case 'audit':
+      return withDatabase(config, ({ db }) => cli.ledgerAuditCommand(db, io, values))
+    case 'checkpoint':
+      return withDatabase(config, ({ db }) => cli.ledgerCheckpointCommand(db, io, { key: loadLedgerSigningKey(config), now: systemClock.now(), json: values.json }))
+    case 'public-key':
+      return cli.ledgerPublicKeyCommand(io, { key: loadLedgerSigningKey(config) })
+    case 'export':
+      return withDatabase(config, ({ db }) => cli.ledgerExportCommand(db, io, values))
+    case 'verify': {
+      // Offline (a file or a receipt) needs no database, and no key of this installation when
+      // --public-key names the one to trust.
+      const offline = values.file !== undefined || values.receipt !== undefined
+      const key = offline && values['public-key'] ? undefined : loadLedgerSigningKey(config)
+      const open = offline ? null : async () => {
+        const { createLogger, openDatabase } = await import('./service.js')
+        return openDatabase(config, createLogger({ LOG_LEVEL: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL }, process.stderr), 2)
+      }
+      return cli.ledgerVerifyCommand(open, io, { ...values, key })
+    }
+  }
   return null
 }
 

@@ -1,4 +1,3 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
@@ -7,9 +6,6 @@ import {
   createEgressPolicy,
   createEventCatalog,
   createSecretBox,
-  encodeMasterKey,
-  generateMasterKey,
-  parseMasterKey,
   systemClock,
   type Clock,
 } from '@hookledger/core'
@@ -28,9 +24,10 @@ import {
   type EmbedAdmits,
   type EmbeddedDatabase,
 } from '@hookledger/store'
-import { Dispatcher, createHttpTransport } from '@hookledger/worker'
+import { Dispatcher, LedgerSealerLoop, createHttpTransport } from '@hookledger/worker'
 import type { Config } from './config.js'
 import { listenHttp } from './http-listener.js'
+import { loadLedgerSigningKey, loadMasterKey } from './key-files.js'
 import { StartupError } from './startup-error.js'
 
 /**
@@ -61,27 +58,6 @@ export function createLogger(
     },
   }
   return destination ? pino(options, destination) : pino(options)
-}
-
-/** The master key: from the setting, else from `<data dir>/master.key`, generated once (0600). */
-export function loadMasterKey(config: Config): Uint8Array {
-  if (config.HOOKLEDGER_MASTER_KEY) return config.HOOKLEDGER_MASTER_KEY
-  const file = path.join(config.HOOKLEDGER_DATA_DIR, 'master.key')
-  try {
-    // With DATABASE_URL nothing else creates the data dir: the key is its first file.
-    mkdirSync(config.HOOKLEDGER_DATA_DIR, { recursive: true, mode: 0o700 })
-    if (!existsSync(file)) writeFileSync(file, encodeMasterKey(generateMasterKey()) + '\n', { mode: 0o600, flag: 'wx' })
-  } catch (err) {
-    // Another process may have written it first (EEXIST); anything else is a start-up failure.
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-      throw new StartupError(`cannot create the master key ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): set HOOKLEDGER_DATA_DIR to a writable directory or HOOKLEDGER_MASTER_KEY`, { cause: err })
-    }
-  }
-  try {
-    return parseMasterKey(readFileSync(file, 'utf8').trim())
-  } catch (err) {
-    throw new StartupError(`cannot read the master key ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err })
-  }
 }
 
 /** An open database: Kysely over a small pool, plus what is needed to close it. */
@@ -135,6 +111,7 @@ export function createOpDeps(config: Config, db: Db, log: Pino, clock: Clock = s
     db,
     clock,
     secretBox: createSecretBox(loadMasterKey(config)),
+    ledgerKey: loadLedgerSigningKey(config),
     egressPolicy: createEgressPolicy({ allow: config.HOOKLEDGER_EGRESS_ALLOW ?? [] }),
     catalog: createEventCatalog(extra),
     logger: log,
@@ -198,6 +175,7 @@ export async function startService(
     }
   }
   let dispatcher: Dispatcher | null = null
+  let sealer: LedgerSealerLoop | null = null
   let notifier: ReturnType<typeof createPgNotifier> | null = null
   let transport: ReturnType<typeof createHttpTransport> | null = null
   if (role !== 'api') {
@@ -220,6 +198,14 @@ export async function startService(
       maintenanceIntervalMs: config.HOOKLEDGER_MAINTENANCE_INTERVAL_SECONDS * 1000,
     })
     await dispatcher.start()
+    sealer = new LedgerSealerLoop({
+      db: database.db,
+      key: deps.ledgerKey,
+      clock: deps.clock,
+      intervalMs: config.HOOKLEDGER_CHECKPOINT_INTERVAL_SECONDS * 1000,
+      logger: log.child({ component: 'sealer' }),
+    })
+    sealer.start()
     if (role === 'worker') out(`hookledger worker started (pid ${process.pid})`)
     log.info({ concurrency: config.HOOKLEDGER_CONCURRENCY }, 'dispatcher started')
   }
@@ -230,6 +216,7 @@ export async function startService(
       stopping ??= (async () => {
         await listener?.close()
         await dispatcher?.stop()
+        await sealer?.stop()
         await transport?.close()
         await notifier?.close()
         await database.close()

@@ -1,0 +1,160 @@
+import { createReadStream, readFileSync } from 'node:fs'
+import { createInterface } from 'node:readline'
+import {
+  LedgerExportVerifier,
+  parseLedgerPublicKey,
+  verifyLedgerReceipt,
+  type ChainProblem,
+  type LedgerReceipt,
+  type LedgerSigningKey,
+} from '@hookledger/core'
+import { ledgerChainVerify, ledgerExport, ledgerReplayVerify, ledgerSeal, type Db } from '@hookledger/store'
+import type { CliIo } from './commands.js'
+
+/** Exit codes of the ledger's evidence commands. */
+export const INTACT = 0
+export const TAMPERED = 1
+export const USAGE = 2
+
+const problemLine = (p: ChainProblem) =>
+  `TAMPERED ${p.kind}${p.position !== null ? ` at position ${p.position}` : ''}${p.checkpoint !== null ? ` (checkpoint ${p.checkpoint})` : ''}: ${p.detail}`
+
+/** A progress line on stderr at most every 2 s, once the work has run for 2 s. */
+function progress(io: CliIo) {
+  const started = Date.now()
+  let last = started
+  return (what: string) => {
+    const now = Date.now()
+    if (now - started < 2000 || now - last < 2000) return
+    last = now
+    io.err(`… ${what} (${((now - started) / 1000).toFixed(0)} s)`)
+  }
+}
+
+/** `ledger checkpoint [--json]`: seals now (a checkpoint even when nothing is new). */
+export async function ledgerCheckpointCommand(db: Db, io: CliIo, args: { key: LedgerSigningKey; now: Date; json?: boolean | undefined }) {
+  const sealed = await ledgerSeal(db, { key: args.key, now: args.now, force: true })
+  if (args.json) io.out(JSON.stringify({ rows: sealed.rows, checkpoints: sealed.checkpoints }))
+  else {
+    const last = sealed.checkpoints[sealed.checkpoints.length - 1]
+    io.out(last ? `sealed ${sealed.rows} rows; checkpoint ${last.seq} at position ${last.last?.position ?? '-'} (${last.total} rows in all), chain ${last.chain_hash}` : 'another sealer is running; try again')
+  }
+  return INTACT
+}
+
+/** `ledger public-key`: the key anyone verifies checkpoints, exports and receipts with. */
+export function ledgerPublicKeyCommand(io: CliIo, args: { key: LedgerSigningKey }) {
+  io.out(args.key.publicKey)
+  return INTACT
+}
+
+/**
+ * `ledger verify [--json] [--chain-only] [--public-key K]` over the database; `--file F` (an
+ * export) or `--receipt F` with `--public-key K` offline. Exit 0 intact, 1 tampered, 2 usage.
+ */
+export async function ledgerVerifyCommand(
+  db: (() => Promise<{ db: Db; close(): Promise<void> }>) | null,
+  io: CliIo,
+  args: { key?: LedgerSigningKey | undefined; file?: string | undefined; receipt?: string | undefined; 'public-key'?: string | undefined; 'chain-only'?: boolean | undefined; json?: boolean | undefined },
+): Promise<number> {
+  let publicKey: Uint8Array
+  try {
+    const text = args['public-key'] ?? args.key?.publicKey
+    if (!text) {
+      io.err('--public-key is required to verify a file or a receipt')
+      return USAGE
+    }
+    publicKey = parseLedgerPublicKey(text)
+  } catch (err) {
+    io.err(`--public-key: ${(err as Error).message}`)
+    return USAGE
+  }
+  if (args.file && args.receipt) {
+    io.err('verify either --file or --receipt, not both')
+    return USAGE
+  }
+  if (args.receipt) return verifyReceiptFile(io, args.receipt, publicKey, args.json)
+  if (args.file) return verifyExportFile(io, args.file, publicKey, args.json)
+  if (!db) {
+    io.err('no database to verify')
+    return USAGE
+  }
+  const open = await db()
+  try {
+    const tick = progress(io)
+    const chain = await ledgerChainVerify(open.db, { publicKey, onProgress: (p) => tick(`chain: ${p.rows} rows, ${p.checkpoints} checkpoints`) })
+    const replay = args['chain-only'] ? null : await ledgerReplayVerify(open.db)
+    const ok = chain.ok && (replay?.differences.length ?? 0) === 0
+    if (args.json) io.out(JSON.stringify({ ok, chain, replay }))
+    else {
+      io.out(`chain: ${chain.rows} rows (${chain.sealedRows} sealed in ${chain.checkpoints} checkpoints, ${chain.unsealedRows} not sealed yet) in ${chain.ms} ms`)
+      for (const p of chain.problems) io.out(problemLine(p))
+      if (chain.problemsOmitted > 0) io.out(`… and ${chain.problemsOmitted} more problems`)
+      if (chain.ok) io.out('chain intact: every row and checkpoint verifies')
+      else io.out(`first bad position: ${chain.firstBadPosition ?? '-'}`)
+      if (replay) {
+        for (const d of replay.differences) io.out(`DIFF ${d.table} ${d.key}: ${d.kind}${d.columns.length ? ` (${d.columns.join(', ')})` : ''}`)
+        io.out(replay.differences.length === 0 ? `replay: ${replay.ledgerRows} rows, no differences` : `replay: ${replay.differences.length} differences`)
+      }
+    }
+    return ok ? INTACT : TAMPERED
+  } finally {
+    await open.close()
+  }
+}
+
+async function verifyExportFile(io: CliIo, file: string, publicKey: Uint8Array, json: boolean | undefined): Promise<number> {
+  const verifier = new LedgerExportVerifier({ publicKey })
+  let lines = 0
+  try {
+    const tick = progress(io)
+    for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
+      verifier.pushLine(line)
+      if (++lines % 10_000 === 0) tick(`${lines} lines`)
+    }
+  } catch (err) {
+    io.err(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+    return USAGE
+  }
+  const result = verifier.finish()
+  if (json) io.out(JSON.stringify(result))
+  else {
+    io.out(`${file}: ${result.rows} rows in ${result.checkpoints} checkpoints`)
+    for (const m of result.malformed) io.out(`TAMPERED malformed: ${m}`)
+    for (const p of result.problems) io.out(problemLine(p))
+    if (result.problemsOmitted > 0) io.out(`… and ${result.problemsOmitted} more problems`)
+    io.out(result.ok ? 'export intact: every row and checkpoint verifies with this key' : `first bad position: ${result.firstBadPosition ?? '-'}`)
+  }
+  return result.ok ? INTACT : TAMPERED
+}
+
+function verifyReceiptFile(io: CliIo, file: string, publicKey: Uint8Array, json: boolean | undefined): number {
+  let receipt: LedgerReceipt
+  try {
+    receipt = JSON.parse(readFileSync(file, 'utf8')) as LedgerReceipt
+  } catch (err) {
+    io.err(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+    return USAGE
+  }
+  const result = verifyLedgerReceipt(receipt, publicKey)
+  if (json) io.out(JSON.stringify(result))
+  else {
+    for (const p of result.problems) io.out(`TAMPERED ${p}`)
+    io.out(result.ok ? `receipt intact: ${result.proven} entries proven against signed checkpoints, ${result.unsealed} not sealed yet` : 'receipt does not verify')
+  }
+  return result.ok ? INTACT : TAMPERED
+}
+
+/** `ledger export [--from P] [--to Q]`: JSON lines on stdout, progress on stderr. */
+export async function ledgerExportCommand(db: Db, io: CliIo, args: { from?: string | undefined; to?: string | undefined }) {
+  for (const [name, value] of [['--from', args.from], ['--to', args.to]] as const) {
+    if (value !== undefined && !/^\d{1,19}$/.test(value)) {
+      io.err(`${name} must be a ledger position`)
+      return USAGE
+    }
+  }
+  const tick = progress(io)
+  const done = await ledgerExport(db, { from: args.from, to: args.to, onLine: (line) => io.out(JSON.stringify(line)), onProgress: (rows) => tick(`${rows} rows exported`) })
+  io.err(`exported ${done.rows} rows in ${done.checkpoints} checkpoints`)
+  return INTACT
+}

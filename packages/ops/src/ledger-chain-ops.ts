@@ -1,0 +1,150 @@
+import { z } from 'zod'
+import { parseLedgerPublicKey } from '@hookledger/core'
+import { ledgerChainVerify, ledgerReceipt, ledgerReplayVerify, ledgerSeal, ledgerSealState } from '@hookledger/store'
+import { notFound } from './op-error.js'
+import { defineOp, ok } from './operation.js'
+import { uuidParam } from './schemas.js'
+
+const chainRef = z.object({ tx_id: z.string(), position: z.string() }).nullable()
+
+/** A signed checkpoint, exactly as signed (verify it with the public key). */
+export const checkpointSchema = z.object({
+  seq: z.number().int(),
+  first: chainRef,
+  last: chainRef,
+  count: z.number().int(),
+  total: z.number().int(),
+  chain_hash: z.string(),
+  merkle_root: z.string(),
+  prev_checkpoint_hash: z.string(),
+  created_at: z.string(),
+  key_id: z.string(),
+  signature: z.string(),
+})
+
+const chainRowSchema = z.object({
+  position: z.string(),
+  tx_id: z.string(),
+  occurred_at: z.string(),
+  owner_id: z.string(),
+  kind: z.string(),
+  endpoint_id: z.string().nullable(),
+  delivery_id: z.string().nullable(),
+  event_id: z.string().nullable(),
+  payload: z.unknown(),
+  actor: z.string(),
+})
+
+export const ledgerCheckpointOp = defineOp({
+  name: 'ledger.checkpoint',
+  summary: 'Seal the ledger now: extend the hash chain and sign a checkpoint (one even if nothing is new)',
+  scope: 'operator',
+  http: { method: 'POST', path: '/api/operator/ledger/checkpoints' },
+  input: z.strictObject({}),
+  output: z.object({ rows: z.number().int(), data: z.array(checkpointSchema) }),
+  async handler(ctx) {
+    const sealed = await ledgerSeal(ctx.deps.db, { key: ctx.deps.ledgerKey, now: ctx.deps.clock.now(), force: true })
+    return { status: 201, body: { rows: sealed.rows, data: sealed.checkpoints } }
+  },
+})
+
+export const ledgerPublicKeyOp = defineOp({
+  name: 'ledger.public_key',
+  summary: 'The Ed25519 public key that signs checkpoints, and how far the ledger is sealed',
+  scope: 'operator',
+  http: { method: 'GET', path: '/api/operator/ledger/public_key' },
+  input: z.strictObject({}),
+  output: z.object({
+    public_key: z.string(),
+    key_id: z.string(),
+    checkpoints: z.number().int(),
+    sealed_position: z.string().nullable(),
+    latest_position: z.string().nullable(),
+  }),
+  async handler(ctx) {
+    const state = await ledgerSealState(ctx.deps.db)
+    return ok({
+      public_key: ctx.deps.ledgerKey.publicKey,
+      key_id: ctx.deps.ledgerKey.keyId,
+      checkpoints: state.checkpoints,
+      sealed_position: state.sealedPosition,
+      latest_position: state.latestPosition,
+    })
+  },
+})
+
+export const ledgerVerifyOp = defineOp({
+  name: 'ledger.verify',
+  summary:
+    'Recompute the hash chain and every checkpoint over the database, check the signatures, and (unless chain_only) replay the projections',
+  scope: 'operator',
+  http: { method: 'POST', path: '/api/operator/ledger/verify' },
+  input: z.strictObject({ chain_only: z.boolean().default(false), public_key: z.string().optional() }),
+  output: z.object({
+    ok: z.boolean(),
+    rows: z.number().int(),
+    sealed_rows: z.number().int(),
+    unsealed_rows: z.number().int(),
+    checkpoints: z.number().int(),
+    first_bad_position: z.string().nullable(),
+    problems: z.array(z.object({ kind: z.string(), position: z.string().nullable(), checkpoint: z.number().nullable(), detail: z.string() })),
+    problems_omitted: z.number().int(),
+    replay_differences: z.number().int().nullable(),
+    ms: z.number(),
+  }),
+  async handler(ctx, input) {
+    const publicKey = parseLedgerPublicKey(input.public_key ?? ctx.deps.ledgerKey.publicKey)
+    const chain = await ledgerChainVerify(ctx.deps.db, { publicKey })
+    const replay = input.chain_only ? null : await ledgerReplayVerify(ctx.deps.db)
+    const replayDifferences = replay ? replay.differences.length : null
+    return ok({
+      ok: chain.ok && (replayDifferences ?? 0) === 0,
+      rows: chain.rows,
+      sealed_rows: chain.sealedRows,
+      unsealed_rows: chain.unsealedRows,
+      checkpoints: chain.checkpoints,
+      first_bad_position: chain.firstBadPosition,
+      problems: chain.problems,
+      problems_omitted: chain.problemsOmitted,
+      replay_differences: replayDifferences,
+      ms: chain.ms + (replay?.ms ?? 0),
+    })
+  },
+})
+
+export const webhooksReceipt = defineOp({
+  name: 'webhooks.receipt',
+  summary:
+    "A delivery's ledger entries with inclusion proofs into signed checkpoints: verifiable offline with the ledger's public key",
+  scope: 'admin',
+  http: { method: 'GET', path: '/api/admin/deliveries/:id/receipt' },
+  input: z.strictObject({ id: uuidParam }),
+  output: z.object({
+    format: z.literal('hookledger.receipt.v1'),
+    delivery_id: z.string(),
+    public_key: z.string(),
+    entries: z.array(
+      z.object({
+        row: chainRowSchema,
+        checkpoint_seq: z.number().int(),
+        leaf_index: z.number().int(),
+        tree_size: z.number().int(),
+        proof: z.array(z.string()),
+      }),
+    ),
+    checkpoints: z.array(checkpointSchema),
+    unsealed: z.array(chainRowSchema),
+  }),
+  async handler(ctx, input) {
+    const receipt = await ledgerReceipt(ctx.deps.db, { owner_id: ctx.principal.owner_id, delivery_id: input.id })
+    if (!receipt) throw notFound('delivery')
+    return ok({
+      format: receipt.format,
+      delivery_id: receipt.delivery_id,
+      public_key: ctx.deps.ledgerKey.publicKey,
+      entries: receipt.entries.map((e) => ({ ...e, proof: [...e.proof] })),
+      checkpoints: [...receipt.checkpoints],
+      unsealed: [...receipt.unsealed],
+    })
+  },
+})

@@ -1,0 +1,70 @@
+import type { ChainRow, LedgerCheckpoint } from '@hookledger/core'
+import { sql } from 'kysely'
+import type { Db } from './database.js'
+import { CHAIN_ROW_COLUMNS, CHECKPOINT_COLUMNS, chainAfter, checkpointOf, compareChainKeys, leavesOf, type CheckpointRow } from './ledger-chain-rows.js'
+import { cursorRows } from './ledger-chain-verify.js'
+
+/** One line of an export file (JSON lines). */
+export type LedgerExportLine =
+  | { readonly type: 'header'; readonly format: 'hookledger.ledger-export.v1'; readonly from: string | null; readonly to: string | null; readonly checkpoints: number }
+  | { readonly type: 'anchor'; readonly checkpoint: LedgerCheckpoint }
+  | { readonly type: 'checkpoint'; readonly checkpoint: LedgerCheckpoint; readonly leaves: { readonly positions: readonly string[]; readonly hashes: readonly string[] } }
+  | { readonly type: 'row'; readonly row: ChainRow }
+
+/**
+ * Writes sealed history as JSON lines: the whole checkpoints that seal a row with a position
+ * in [from, to] (all of them by default), each followed by its rows in chain order, after the
+ * checkpoint just before them (the anchor) when the range does not start at the beginning —
+ * everything `ledger verify --file` needs with the public key alone. Streams (a cursor).
+ */
+export async function ledgerExport(
+  db: Db,
+  params: { from?: string | undefined; to?: string | undefined; onLine: (line: LedgerExportLine) => void | Promise<void>; onProgress?: (rows: number) => void },
+): Promise<{ checkpoints: number; rows: number }> {
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (trx) => {
+      const all = (await sql<CheckpointRow>`select ${CHECKPOINT_COLUMNS} from ledger_checkpoints order by seq`.execute(trx)).rows
+      const from = params.from !== undefined ? BigInt(params.from) : null
+      const to = params.to !== undefined ? BigInt(params.to) : null
+      const wanted = (cp: CheckpointRow) =>
+        (from === null && to === null) ||
+        cp.leaf_positions.some((p) => (from === null || BigInt(p) >= from) && (to === null || BigInt(p) <= to))
+      const firstIndex = all.findIndex(wanted)
+      const lastIndex = all.length - 1 - [...all].reverse().findIndex(wanted)
+      const chosen = firstIndex < 0 ? [] : all.slice(firstIndex, lastIndex + 1)
+      await params.onLine({ type: 'header', format: 'hookledger.ledger-export.v1', from: params.from ?? null, to: params.to ?? null, checkpoints: chosen.length })
+      if (chosen.length === 0) return { checkpoints: 0, rows: 0 }
+      const anchor = firstIndex > 0 ? checkpointOf(all[firstIndex - 1]!) : null
+      if (anchor) await params.onLine({ type: 'anchor', checkpoint: anchor })
+      const end = checkpointOf(chosen[chosen.length - 1]!).last
+      let rows = 0
+      let next = 0
+      const query = sql`
+        select ${CHAIN_ROW_COLUMNS} from ledger
+        where ${chainAfter(anchor?.last ?? null)} and ${end ? sql`(tx_id, position) <= (${end.tx_id}::xid8, ${end.position}::bigint)` : sql`false`}
+        order by tx_id, position
+      `
+      const writeCheckpoint = async (cp: CheckpointRow) => {
+        const leaves = leavesOf(cp)
+        await params.onLine({
+          type: 'checkpoint',
+          checkpoint: checkpointOf(cp),
+          leaves: { positions: leaves.positions, hashes: leaves.hashes.map((h) => Buffer.from(h).toString('hex')) },
+        })
+      }
+      const lasts = chosen.map((cp) => checkpointOf(cp).last)
+      for await (const row of cursorRows<ChainRow>(trx, 'export_rows', query)) {
+        while (next < chosen.length && (next === 0 || afterLast(row, lasts[next - 1]!))) await writeCheckpoint(chosen[next++]!)
+        await params.onLine({ type: 'row', row })
+        if (++rows % 10_000 === 0) params.onProgress?.(rows)
+      }
+      while (next < chosen.length) await writeCheckpoint(chosen[next++]!)
+      return { checkpoints: chosen.length, rows }
+    })
+}
+
+/** Whether a row lies past a checkpoint's last row (a null last sealed an empty ledger). */
+const afterLast = (row: { tx_id: string; position: string }, last: { tx_id: string; position: string } | null) =>
+  last === null || compareChainKeys(row, last) > 0

@@ -1,0 +1,103 @@
+import {
+  chainNext,
+  checkpointHash,
+  ledgerLeafHash,
+  merkleRoot,
+  signCheckpoint,
+  type ChainRow,
+  type LedgerCheckpoint,
+  type LedgerSigningKey,
+} from '@hookledger/core'
+import { sql } from 'kysely'
+import type { Db } from './database.js'
+import { CHAIN_ROW_COLUMNS, CHAIN_START, CHECKPOINT_COLUMNS, chainAfter, checkpointOf, type CheckpointRow } from './ledger-chain-rows.js'
+
+/** Rows one checkpoint seals at most: bounds a receipt's proof work and a seal's transaction. */
+export const CHECKPOINT_MAX_ROWS = 20_000
+
+/** What one seal run did. */
+export interface SealResult {
+  readonly checkpoints: LedgerCheckpoint[]
+  readonly rows: number
+}
+
+/**
+ * Seals the ledger behind the writers: reads the rows after the last checkpoint in chain order
+ * ((tx_id, position), only transactions older than every running one, so no row can still
+ * appear before them), extends the hash chain, builds the Merkle tree over them, and appends a
+ * signed checkpoint — repeated until caught up, at most {@link CHECKPOINT_MAX_ROWS} rows each.
+ * Writers never wait on it. One sealer at a time (an advisory lock: a second one returns
+ * without sealing). With `force`, a checkpoint is written even when no row is new (a signed
+ * "nothing changed up to now").
+ */
+export async function ledgerSeal(db: Db, params: { key: LedgerSigningKey; now: Date; force?: boolean; maxRows?: number }): Promise<SealResult> {
+  const maxRows = params.maxRows ?? CHECKPOINT_MAX_ROWS
+  const checkpoints: LedgerCheckpoint[] = []
+  let rows = 0
+  for (;;) {
+    const sealed = await db.transaction().execute(async (trx) => {
+      const locked = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(hashtext('hookledger.ledger_sealer')) as ok`.execute(trx)
+      if (!locked.rows[0]?.ok) return null
+      const last = (await sql<CheckpointRow>`select ${CHECKPOINT_COLUMNS} from ledger_checkpoints order by seq desc limit 1`.execute(trx)).rows[0]
+      const prev = last ? checkpointOf(last) : null
+      const start = prev
+        ? { seq: prev.seq, last: prev.last, total: prev.total, chainHash: Buffer.from(prev.chain_hash, 'hex'), checkpointHash: checkpointHash(prev) }
+        : CHAIN_START
+      const batch = (
+        await sql<ChainRow>`
+          select ${CHAIN_ROW_COLUMNS} from ledger
+          where ${chainAfter(start.last)} and tx_id < pg_snapshot_xmin(pg_current_snapshot())
+          order by tx_id, position limit ${maxRows}
+        `.execute(trx)
+      ).rows
+      const force = params.force === true && checkpoints.length === 0
+      if (batch.length === 0 && !force) return null
+      let head: Uint8Array = start.chainHash
+      const leaves: Uint8Array[] = []
+      for (const row of batch) {
+        leaves.push(ledgerLeafHash(row))
+        head = chainNext(head, row)
+      }
+      const first = batch[0]
+      const tail = batch[batch.length - 1]
+      const checkpoint = signCheckpoint(params.key, {
+        seq: start.seq + 1,
+        first: first ? { tx_id: first.tx_id, position: first.position } : null,
+        last: tail ? { tx_id: tail.tx_id, position: tail.position } : start.last,
+        count: batch.length,
+        total: start.total + batch.length,
+        chain_hash: Buffer.from(head).toString('hex'),
+        merkle_root: Buffer.from(merkleRoot(leaves)).toString('hex'),
+        prev_checkpoint_hash: start.checkpointHash,
+        created_at: params.now.toISOString(),
+      })
+      await sql`
+        insert into ledger_checkpoints (seq, first_tx_id, first_position, last_tx_id, last_position, count, total,
+          chain_hash, merkle_root, prev_checkpoint_hash, created_at, key_id, signature, leaf_positions, leaf_hashes)
+        values (${checkpoint.seq}, ${checkpoint.first?.tx_id ?? null}::xid8, ${checkpoint.first?.position ?? null}::bigint,
+          ${checkpoint.last?.tx_id ?? null}::xid8, ${checkpoint.last?.position ?? null}::bigint, ${checkpoint.count}, ${checkpoint.total},
+          ${checkpoint.chain_hash}, ${checkpoint.merkle_root}, ${checkpoint.prev_checkpoint_hash}, ${checkpoint.created_at},
+          ${checkpoint.key_id}, ${checkpoint.signature}, ${batch.map((r) => r.position)}::bigint[],
+          ${Buffer.concat(leaves.map((l) => Buffer.from(l)))})
+      `.execute(trx)
+      return { checkpoint, rows: batch.length }
+    })
+    if (!sealed) break
+    checkpoints.push(sealed.checkpoint)
+    rows += sealed.rows
+    if (sealed.rows < maxRows) break
+  }
+  return { checkpoints, rows }
+}
+
+/** The position of the newest sealed row and of the newest row (sealing lag, for metrics). */
+export async function ledgerSealState(db: Db): Promise<{ sealedPosition: string | null; checkpoints: number; latestPosition: string | null }> {
+  const row = (
+    await sql<{ sealed: string | null; checkpoints: string; latest: string | null }>`
+      select (select last_position::text from ledger_checkpoints order by seq desc limit 1) as sealed,
+             (select count(*)::text from ledger_checkpoints) as checkpoints,
+             (select max(position)::text from ledger) as latest
+    `.execute(db)
+  ).rows[0]!
+  return { sealedPosition: row.sealed, checkpoints: Number(row.checkpoints), latestPosition: row.latest }
+}
