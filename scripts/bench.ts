@@ -47,11 +47,14 @@ import {
   createEgressPolicy,
   createEventCatalog,
   createSecretBox,
+  generateLedgerSigningKey,
   generateMasterKey,
   generateWebhookSecret,
+  parseLedgerSigningKey,
   secretKeyId,
   systemClock,
   type EndpointRow,
+  type LedgerSigningKey,
 } from '@hookledger/core'
 import {
   DELIVERIES_CHANNEL,
@@ -61,13 +64,15 @@ import {
   endpointCreate,
   eventInsert,
   ledgerReplayVerify,
+  ledgerSealState,
   migrateToLatest,
   openEmbeddedDatabase,
   type ClaimedDelivery,
   type Db,
   type EmbeddedDatabase,
 } from '@hookledger/store'
-import { Dispatcher, createHttpTransport, executeDelivery } from '@hookledger/worker'
+import { Dispatcher, LedgerSealerLoop, createHttpTransport, executeDelivery } from '@hookledger/worker'
+import { sealScenario } from './bench-seal.js'
 import { replayPhases } from './bench-replay-phases.js'
 
 // ---------------------------------------------------------------------------------------------
@@ -371,6 +376,7 @@ interface Env {
   readonly catalog: ReturnType<typeof createEventCatalog>
   readonly policy: ReturnType<typeof createEgressPolicy>
   readonly cpu: CpuMeter
+  readonly ledgerKey: LedgerSigningKey
 }
 
 interface BenchDb {
@@ -536,7 +542,10 @@ interface ScenarioResult {
 }
 
 const results: ScenarioResult[] = []
-const shared: { ceilingPerSec?: number; drain?: BenchDb } = {}
+const shared: { ceilingPerSec?: number; drain?: BenchDb; drainPerSec?: number } = {}
+
+/** The sealer's default interval (HOOKLEDGER_CHECKPOINT_INTERVAL_SECONDS). */
+const CHECKPOINT_INTERVAL_MS = 10_000
 
 async function scenario(
   name: string,
@@ -692,9 +701,13 @@ async function ceilingScenario(env: Env) {
 // ---------------------------------------------------------------------------------------------
 // 2. drain (+ 5. footprint + 6. replay on the same data)
 
-async function drainScenario(env: Env) {
-  const bdb = await freshDatabase(env, 'bench_drain')
-  shared.drain = bdb
+/**
+ * `sealed`: the same drain with the ledger sealer running at its default interval (the hash
+ * chain and signed checkpoints on), sampling how far sealing lags behind the writers.
+ */
+async function drainScenario(env: Env, variant: 'plain' | 'sealed' = 'plain') {
+  const bdb = await freshDatabase(env, variant === 'plain' ? 'bench_drain' : 'bench_drain_sealed')
+  if (variant === 'plain') shared.drain = bdb
   const { db, url } = bdb
   const total = cfg.drainEvents * cfg.endpoints
   await createEndpoints(
@@ -728,10 +741,29 @@ async function drainScenario(env: Env) {
     loopDelay.enable()
     const profiler = PROFILE ? await startProfile() : null
     const started = performance.now()
+    const sealer =
+      variant === 'sealed'
+        ? new LedgerSealerLoop({ db, key: env.ledgerKey, clock: systemClock, intervalMs: CHECKPOINT_INTERVAL_MS })
+        : null
+    const lag = { maxRows: 0, samples: 0 }
+    const sampler = sealer
+      ? setInterval(() => {
+          void ledgerSealState(db).then((st) => {
+            lag.samples++
+            lag.maxRows = Math.max(lag.maxRows, Number(st.latestPosition ?? 0) - Number(st.sealedPosition ?? 0))
+          })
+        }, 250)
+      : null
+    sealer?.start()
     await dispatcher.start()
     await env.receiver.waitFor(total, QUICK ? 60_000 : 300_000)
     await waitCompleted(db, total, 30_000)
     const wallMs = performance.now() - started
+    if (sampler) clearInterval(sampler)
+    // How long after the last settle until every row is sealed (at most one interval, plus the seal).
+    const sealStarted = performance.now()
+    if (sealer) await sealer.stop()
+    const catchUpMs = performance.now() - sealStarted
     loopDelay.disable()
     await profiler?.stop(path.join(ROOT, 'bench-results', 'drain.cpuprofile'))
     const cpu = env.cpu.stop()
@@ -792,6 +824,31 @@ async function drainScenario(env: Env) {
     const after = (await ceilingRun(env, scaled(20_000, 500), cfg.concurrency)).perSec
     const ceiling = Number.isNaN(before) ? after : (before + after) / 2
     const ratio = perSec / ceiling
+    if (variant === 'plain') shared.drainPerSec = perSec
+    if (variant === 'sealed') {
+      const plain = shared.drainPerSec ?? NaN
+      const chainRatio = perSec / plain
+      const state = await ledgerSealState(db)
+      return {
+        metrics: {
+          deliveries: total,
+          deliveries_per_sec: Math.round(perSec),
+          plain_deliveries_per_sec: Math.round(plain),
+          chain_on_over_off: round(chainRatio, 3),
+          checkpoint_interval_ms: CHECKPOINT_INTERVAL_MS,
+          checkpoints: state.checkpoints,
+          max_lag_rows: lag.maxRows,
+          lag_samples: lag.samples,
+          sealed_after_last_settle_ms: Math.round(catchUpMs),
+          cpu,
+        },
+        rows: [
+          { metric: 'deliveries/s with the chain on (sealer every 10 s)', value: String(Math.round(perSec)), target: '—', pass: null },
+          { metric: 'drain chain on ÷ off (same run)', value: round(chainRatio, 2).toFixed(2), target: '≥ 0.95', pass: chainRatio >= 0.95 },
+          { metric: 'sealing lag behind the writers, max rows', value: String(lag.maxRows), target: '—', pass: null },
+        ],
+      }
+    }
     return {
       metrics: {
         deliveries: total,
@@ -848,6 +905,7 @@ async function drainScenario(env: Env) {
     await dispatcher.stop()
     await notifier.close()
     await transport.close()
+    if (variant === 'sealed') await bdb.close()
   }
 }
 
@@ -1343,8 +1401,8 @@ async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
   }
 }
 
-function postmasterPid(dataDir: string): number {
-  return Number(readFileSync(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0])
+function postmasterPid(clusterDir: string): number {
+  return Number(readFileSync(path.join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0])
 }
 
 function printTable(): void {
@@ -1426,14 +1484,17 @@ async function main(): Promise<number> {
       secretBox: createSecretBox(generateMasterKey()),
       catalog: createEventCatalog(),
       policy: createEgressPolicy({ allow: ['127.0.0.0/8'] }),
-      cpu: new CpuMeter(postmasterPid(dataDir), receiver.pid),
+      ledgerKey: parseLedgerSigningKey(generateLedgerSigningKey().secret),
+      cpu: new CpuMeter(postmasterPid(embedded.clusterDir), receiver.pid),
     }
 
     await scenario('ceiling', () => ceilingScenario(env))
     await scenario('drain', () => drainScenario(env))
     await scenario('footprint', () => footprintScenario())
     await scenario('replay', () => replayScenario())
+    await scenario('seal', () => sealScenario(shared.drain!.db, env.ledgerKey, QUICK))
     await shared.drain?.close()
+    await scenario('drain-sealed', () => drainScenario(env, 'sealed'))
     await scenario('latency', () => latencyScenario(env))
     await scenario('claim', () => claimScenario(env))
     await scenario('fanout', () => fanoutScenario(env))
@@ -1485,6 +1546,7 @@ async function main(): Promise<number> {
   } finally {
     await receiver?.stop().catch(() => {})
     await embedded?.stop().catch(() => {})
+    if (embedded) rmSync(embedded.clusterDir, { recursive: true, force: true })
     rmSync(dataDir, { recursive: true, force: true })
   }
 }

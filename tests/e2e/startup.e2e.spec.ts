@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -17,7 +17,10 @@ const freshDataDir = () => {
   return path.join(dir, 'data')
 }
 afterAll(() => {
-  for (const dir of dirs) removeDataDir(path.join(dir, 'data'))
+  for (const dir of dirs) {
+    removeDataDir(path.join(dir, 'data'))
+    rmSync(dir, { recursive: true, force: true })
+  }
 })
 
 /** The cluster directory a data dir uses (`pg` inside it, or where `cluster-location` points). */

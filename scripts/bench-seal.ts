@@ -1,0 +1,36 @@
+/**
+ * Bench scenario `seal`: how fast the sealer extends the hash chain and signs checkpoints, over
+ * the drain's whole ledger at once (the worst case: a sealer that fell far behind), and how
+ * long `ledger verify --chain-only` then takes over the same rows.
+ */
+import type { LedgerSigningKey } from '@hookledger/core'
+import { parseLedgerPublicKey } from '@hookledger/core'
+import { ledgerChainVerify, ledgerSeal, type Db } from '@hookledger/store'
+
+export async function sealScenario(db: Db, key: LedgerSigningKey, quick: boolean) {
+  const started = performance.now()
+  const sealed = await ledgerSeal(db, { key, now: new Date() })
+  const sealMs = performance.now() - started
+  const verifyStarted = performance.now()
+  const verified = await ledgerChainVerify(db, { publicKey: parseLedgerPublicKey(key.publicKey) })
+  const verifyMs = performance.now() - verifyStarted
+  if (!verified.ok) throw new Error(`the chain over the drain does not verify: ${JSON.stringify(verified.problems.slice(0, 3))}`)
+  const sealRate = (sealed.rows / Math.max(1, sealMs)) * 1000
+  const verifyRate = (verified.rows / Math.max(1, verifyMs)) * 1000
+  return {
+    metrics: {
+      rows: sealed.rows,
+      checkpoints: sealed.checkpoints.length,
+      seal_ms: Math.round(sealMs),
+      seal_rows_per_sec: Math.round(sealRate),
+      verify_ms: Math.round(verifyMs),
+      verify_rows_per_sec: Math.round(verifyRate),
+      quick,
+    },
+    rows: [
+      { metric: 'sealing: ledger rows/s (chain + Merkle + signature)', value: String(Math.round(sealRate)), target: '—', pass: null },
+      { metric: 'ledger verify --chain-only: rows/s', value: String(Math.round(verifyRate)), target: '—', pass: null },
+      { metric: 'checkpoints to seal the drain', value: String(sealed.checkpoints.length), target: '—', pass: null },
+    ],
+  }
+}
