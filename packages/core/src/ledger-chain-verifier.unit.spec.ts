@@ -454,3 +454,32 @@ describe('LedgerChainVerifier: limits and contract', () => {
     expect(() => new LedgerChainVerifier(options)).toThrow(message)
   })
 })
+
+describe('an export that starts after the beginning (pushAnchor)', () => {
+  const sealed = seal(ROWS, SIZES)
+  const from = (anchor: LedgerCheckpoint) => {
+    const v = new LedgerChainVerifier({ publicKey: PUBLIC })
+    v.pushAnchor(anchor)
+    let offset = SIZES[0]!
+    for (const [i, s] of sealed.slice(1).entries()) {
+      v.pushCheckpoint(s.cp, s.leaves)
+      for (const r of ROWS.slice(offset, offset + SIZES[i + 1]!)) v.pushRow(r)
+      offset += SIZES[i + 1]!
+    }
+    for (const r of ROWS.slice(offset)) v.pushRow(r)
+    return v.finish()
+  }
+  it('resumes the chain and the sequence from the anchor checkpoint', () => {
+    expect(from(sealed[0]!.cp)).toMatchObject({ ok: true, problems: [], checkpoints: 3, unsealedRows: 2 })
+  })
+  it('a forged anchor fails its signature; a stale one breaks the sequence', () => {
+    const forged = { ...sealed[0]!.cp, chain_hash: '0'.repeat(64) }
+    expect(from(forged).problems.map((p) => p.kind)).toContain('checkpoint_signature_bad')
+    expect(from(sealed[1]!.cp).problems.map((p) => p.kind)).toContain('checkpoint_sequence_broken')
+  })
+  it('must come first', () => {
+    const v = new LedgerChainVerifier({ publicKey: PUBLIC })
+    v.pushCheckpoint(sealed[0]!.cp, sealed[0]!.leaves)
+    expect(() => v.pushAnchor(sealed[0]!.cp)).toThrow(/first/)
+  })
+})
