@@ -85,6 +85,7 @@ describe('createMcpServer: the MCP projection of the registry', () => {
     expect(operator.tools.map((t) => t.name).sort()).toEqual([
       'ledger_audit',
       'ledger_checkpoint',
+      'ledger_export',
       'ledger_public_key',
       'ledger_read',
       'ledger_replay',
@@ -149,6 +150,7 @@ describe('createMcpServer: the MCP projection of the registry', () => {
     expect(sealed.data[0]).toMatchObject({ seq: 1 })
     expect((await operator.call('ledger_public_key')).public_key).toMatch(/^hlpk_/)
     expect(await operator.call('ledger_verify', { chain_only: true })).toMatchObject({ ok: true, problems: [] })
+    expect((await operator.call('ledger_export', {})).data[0]).toMatchObject({ type: 'header' })
     expect([...operator.called].sort()).toEqual(operator.tools.map((t) => t.name).sort())
   })
 

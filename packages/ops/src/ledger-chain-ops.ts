@@ -1,9 +1,13 @@
 import { z } from 'zod'
 import { parseLedgerPublicKey } from '@hookledger/core'
-import { ledgerChainVerify, ledgerReceipt, ledgerReplayVerify, ledgerSeal, ledgerSealState } from '@hookledger/store'
+import { ledgerChainVerify, ledgerExport, ledgerReceipt, ledgerReplayVerify, ledgerSeal, ledgerSealState, type LedgerExportLine } from '@hookledger/store'
+import { invalidInput } from './op-input.js'
 import { notFound } from './op-error.js'
 import { defineOp, ok } from './operation.js'
 import { uuidParam } from './schemas.js'
+
+/** A ledger position as text (digits). */
+const positionText = z.string().regex(/^\d{1,19}$/, 'must be a ledger position')
 
 const chainRef = z.object({ tx_id: z.string(), position: z.string() }).nullable()
 
@@ -146,5 +150,33 @@ export const webhooksReceipt = defineOp({
       checkpoints: [...receipt.checkpoints],
       unsealed: [...receipt.unsealed],
     })
+  },
+})
+
+/** Rows one `ledger.export` answer may hold; larger ranges are for `npx hookledger ledger export`. */
+const EXPORT_MAX_ROWS = 50_000
+
+export const ledgerExportOp = defineOp({
+  name: 'ledger.export',
+  summary:
+    'Sealed history as export lines (header, anchor, checkpoints with their leaves, rows): verifiable offline with the public key',
+  scope: 'operator',
+  http: { method: 'GET', path: '/api/operator/ledger/export' },
+  input: z.strictObject({ from: positionText.optional(), to: positionText.optional() }),
+  output: z.object({ data: z.array(z.record(z.string(), z.unknown())) }),
+  async handler(ctx, input) {
+    const lines: LedgerExportLine[] = []
+    let rows = 0
+    await ledgerExport(ctx.deps.db, {
+      from: input.from,
+      to: input.to,
+      onLine: (line) => {
+        if (line.type === 'row' && ++rows > EXPORT_MAX_ROWS) {
+          throw invalidInput('to', `the range holds more than ${EXPORT_MAX_ROWS} rows: narrow from/to, or use \`npx hookledger ledger export\``)
+        }
+        lines.push(line)
+      },
+    })
+    return ok({ data: lines as unknown as Record<string, unknown>[] })
   },
 })

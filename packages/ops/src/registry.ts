@@ -1,5 +1,5 @@
 import type { Operation } from './operation.js'
-import { ledgerCheckpointOp, ledgerPublicKeyOp, ledgerVerifyOp, webhooksReceipt } from './ledger-chain-ops.js'
+import { ledgerCheckpointOp, ledgerExportOp, ledgerPublicKeyOp, ledgerVerifyOp, webhooksReceipt } from './ledger-chain-ops.js'
 import { ledgerAuditOp, ledgerReadOp, ledgerReplayOp } from './operator-ops.js'
 import {
   accessCodesGet,
@@ -56,6 +56,7 @@ export const OPERATIONS: readonly Operation[] = [
   ledgerCheckpointOp,
   ledgerPublicKeyOp,
   ledgerVerifyOp,
+  ledgerExportOp,
 ] as unknown as readonly Operation[]
 
 export function findOperation(name: string): Operation | undefined {
