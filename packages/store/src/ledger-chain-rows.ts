@@ -10,7 +10,9 @@ import { sql, type RawBuilder } from 'kysely'
 
 /**
  * How the chain reads ledger rows: every field as exact text (position and tx_id as decimals,
- * occurred_at in UTC with microseconds), so the bytes hashed are the bytes stored.
+ * occurred_at in UTC with microseconds), so the bytes hashed are the bytes stored. The aliases
+ * shadow the columns in ORDER BY: order by `ledger.tx_id, ledger.position` (the numbers), never
+ * by the bare names (text: "1000" sorts before "999").
  */
 export const CHAIN_ROW_COLUMNS = sql`
   position::text as position, tx_id::text as tx_id,
@@ -42,6 +44,7 @@ export interface CheckpointRow {
   readonly leaf_hashes: Buffer
 }
 
+/** The same caveat: order by `ledger_checkpoints.seq`, not the text alias. */
 export const CHECKPOINT_COLUMNS = sql`
   seq::text as seq, first_tx_id::text as first_tx_id, first_position::text as first_position,
   last_tx_id::text as last_tx_id, last_position::text as last_position, count::text as count,

@@ -41,7 +41,7 @@ export async function ledgerChainVerify(
     .execute(async (trx) => {
       // Checkpoints are few and small beside the rows (a leaf list each): read them all, then
       // walk the rows, pushing each checkpoint before the rows of its range.
-      const checkpoints = (await sql<CheckpointRow>`select ${CHECKPOINT_COLUMNS} from ledger_checkpoints order by seq`.execute(trx)).rows
+      const checkpoints = (await sql<CheckpointRow>`select ${CHECKPOINT_COLUMNS} from ledger_checkpoints order by ledger_checkpoints.seq`.execute(trx)).rows
       let next = 0
       let rows = 0
       let lastReport = performance.now()
@@ -57,7 +57,7 @@ export async function ledgerChainVerify(
         }
       }
       const horizon = sql`tx_id < pg_snapshot_xmin(pg_current_snapshot())`
-      for await (const row of cursorRows<ChainRow>(trx, 'chain_rows', sql`select ${CHAIN_ROW_COLUMNS} from ledger where ${horizon} order by tx_id, position`)) {
+      for await (const row of cursorRows<ChainRow>(trx, 'chain_rows', sql`select ${CHAIN_ROW_COLUMNS} from ledger where ${horizon} order by ledger.tx_id, ledger.position`)) {
         pushThrough(row)
         verifier.pushRow(row)
         rows++

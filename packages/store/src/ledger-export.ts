@@ -25,7 +25,7 @@ export async function ledgerExport(
     .transaction()
     .setIsolationLevel('repeatable read')
     .execute(async (trx) => {
-      const all = (await sql<CheckpointRow>`select ${CHECKPOINT_COLUMNS} from ledger_checkpoints order by seq`.execute(trx)).rows
+      const all = (await sql<CheckpointRow>`select ${CHECKPOINT_COLUMNS} from ledger_checkpoints order by ledger_checkpoints.seq`.execute(trx)).rows
       const from = params.from !== undefined ? BigInt(params.from) : null
       const to = params.to !== undefined ? BigInt(params.to) : null
       const wanted = (cp: CheckpointRow) =>
@@ -44,7 +44,7 @@ export async function ledgerExport(
       const query = sql`
         select ${CHAIN_ROW_COLUMNS} from ledger
         where ${chainAfter(anchor?.last ?? null)} and ${end ? sql`(tx_id, position) <= (${end.tx_id}::xid8, ${end.position}::bigint)` : sql`false`}
-        order by tx_id, position
+        order by ledger.tx_id, ledger.position
       `
       const writeCheckpoint = async (cp: CheckpointRow) => {
         const leaves = leavesOf(cp)

@@ -18,7 +18,7 @@ export async function ledgerReceipt(db: Db, params: { owner_id: string; delivery
         await sql<ChainRow>`
           select ${CHAIN_ROW_COLUMNS} from ledger
           where delivery_id = ${params.delivery_id}::uuid and owner_id = ${params.owner_id}
-          order by tx_id, position
+          order by ledger.tx_id, ledger.position
         `.execute(trx)
       ).rows
       if (rows.length === 0) return null
@@ -31,7 +31,7 @@ export async function ledgerReceipt(db: Db, params: { owner_id: string; delivery
           await sql<CheckpointRow>`
             select ${CHECKPOINT_COLUMNS} from ledger_checkpoints
             where (last_tx_id, last_position) >= (${row.tx_id}::xid8, ${row.position}::bigint)
-            order by last_tx_id, last_position, seq limit 1
+            order by ledger_checkpoints.last_tx_id, ledger_checkpoints.last_position, ledger_checkpoints.seq limit 1
           `.execute(trx)
         ).rows[0]
         if (!found) {

@@ -38,7 +38,7 @@ export async function ledgerSeal(db: Db, params: { key: LedgerSigningKey; now: D
     const sealed = await db.transaction().execute(async (trx) => {
       const locked = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(hashtext('hookledger.ledger_sealer')) as ok`.execute(trx)
       if (!locked.rows[0]?.ok) return null
-      const last = (await sql<CheckpointRow>`select ${CHECKPOINT_COLUMNS} from ledger_checkpoints order by seq desc limit 1`.execute(trx)).rows[0]
+      const last = (await sql<CheckpointRow>`select ${CHECKPOINT_COLUMNS} from ledger_checkpoints order by ledger_checkpoints.seq desc limit 1`.execute(trx)).rows[0]
       const prev = last ? checkpointOf(last) : null
       const start = prev
         ? { seq: prev.seq, last: prev.last, total: prev.total, chainHash: Buffer.from(prev.chain_hash, 'hex'), checkpointHash: checkpointHash(prev) }
@@ -47,7 +47,7 @@ export async function ledgerSeal(db: Db, params: { key: LedgerSigningKey; now: D
         await sql<ChainRow>`
           select ${CHAIN_ROW_COLUMNS} from ledger
           where ${chainAfter(start.last)} and tx_id < pg_snapshot_xmin(pg_current_snapshot())
-          order by tx_id, position limit ${maxRows}
+          order by ledger.tx_id, ledger.position limit ${maxRows}
         `.execute(trx)
       ).rows
       const force = params.force === true && checkpoints.length === 0

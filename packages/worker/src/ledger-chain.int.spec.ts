@@ -153,6 +153,23 @@ describe('ledger verify: the chain and signed checkpoints', () => {
     expect(check(part)).toMatchObject({ ok: true, problems: [] })
   })
 
+  it('many small checkpoints: positions and sequence numbers past a digit boundary stay in numeric order', async () => {
+    // More history, sealed two rows at a time: seq passes 9 → 10 and positions 99 → 100.
+    for (let i = 0; i < 30; i++) await h.publish({ id: `evt_more_${i}` })
+    h.clock.advance(3_600_000)
+    h.receiver.enqueue(...Array.from({ length: 30 }, () => ({ status: 204 })))
+    for (let i = 0; i < 40; i++) await h.step()
+    const sealed = await ledgerSeal(h.db, { key, now: h.clock.now(), maxRows: 2 })
+    expect(sealed.checkpoints.length).toBeGreaterThan(12)
+    const positions = (await sql<{ max: string }>`select max(position)::text as max from ledger`.execute(h.db)).rows[0]!.max
+    expect(Number(positions)).toBeGreaterThan(100)
+    const report = await ledgerChainVerify(h.db, { publicKey })
+    expect(report.problems).toEqual([])
+    expect(report.unsealedRows).toBe(0)
+    const more = await ledgerSeal(h.db, { key, now: h.clock.now(), force: true })
+    expect(more.checkpoints[0]!.seq).toBe(sealed.checkpoints[sealed.checkpoints.length - 1]!.seq + 1)
+  })
+
   it('a receipt proves a delivery\'s entries offline; changing its 503 to 200 fails', async () => {
     const receipt = (await ledgerReceipt(h.db, { owner_id: 'default', delivery_id: retried }))!
     expect(receipt.entries.length).toBeGreaterThan(3)
