@@ -19,6 +19,8 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: 
 export async function startServe(
   args: string[],
   env: NodeJS.ProcessEnv,
+  /** Called with everything printed so far, on each chunk while starting. */
+  onOutput?: (output: string) => void,
 ): Promise<{ child: ChildProcess; url: string; pid: number; output: () => string; exit: Promise<number | null> }> {
   const child = spawn('npx', ['hookledger', 'serve', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
@@ -28,6 +30,7 @@ export async function startServe(
     const t = setTimeout(() => reject(new Error(`serve did not start:\n${output}`)), 60_000)
     const onData = (d: Buffer) => {
       output += d.toString()
+      onOutput?.(output)
       const m =
         /hookledger listening on (http:\/\/\S+) \(pid (\d+)\)/.exec(output) ??
         /hookledger worker (started) \(pid (\d+)\)/.exec(output)

@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { HTTPException } from 'hono/http-exception'
-import { silentLogger } from '@hookledger/core'
+import { silentLogger, classifyDatabaseError } from '@hookledger/core'
 import {
   OpError,
   OPERATIONS,
@@ -178,6 +178,13 @@ export function createApi(options: ApiOptions): Hono<Env> {
     const pgCode = (err as { code?: unknown }).code
     if (typeof pgCode === 'string' && PG_BAD_INPUT.has(pgCode)) {
       return problem(c, 400, 'invalid_input', 'a value has the wrong format')
+    }
+    // The database out of reach is not our fault and not the caller's: 503, come back soon.
+    if (classifyDatabaseError(err) === 'unavailable') {
+      log.warn({ err: (err as Error).message, path: c.req.path }, 'api:database_unavailable')
+      return problem(c, 503, 'database_unavailable', 'the database is not reachable right now; retry shortly', undefined, {
+        'retry-after': '5',
+      })
     }
     log.error({ err, path: c.req.path, method: c.req.method }, 'api:unhandled_error')
     return problem(c, 500, 'internal_error', 'something went wrong on our side')

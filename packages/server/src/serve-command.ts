@@ -14,11 +14,14 @@ export async function serveCommand(config: Config, argv: string[], env: NodeJS.P
   if (values.port !== undefined) config = loadConfig({ ...env, PORT: values.port })
   const log = createLogger(config)
   // Listen for the signal before starting: a SIGTERM during start-up still drains and exits 0.
+  // While it waits for the database, a signal aborts the start.
+  const stopping = new AbortController()
   const signalled = new Promise<string>((resolve) => {
-    process.once('SIGTERM', resolve)
-    process.once('SIGINT', resolve)
+    const on = (signal: string) => (stopping.abort(), resolve(signal))
+    process.once('SIGTERM', on)
+    process.once('SIGINT', on)
   })
-  const service = await startService(config, { role, log })
+  const service = await startService(config, { role, log, stopSignal: stopping.signal })
   log.info({ signal: await signalled }, 'draining')
   // A second signal while draining forces the exit.
   process.once('SIGINT', () => process.exit(130))

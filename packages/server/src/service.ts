@@ -1,8 +1,10 @@
 import { hostname } from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
+import { sql } from 'kysely'
 import { pino, type DestinationStream, type Logger as Pino, type LoggerOptions } from 'pino'
 import {
+  classifyDatabaseError,
   createEgressPolicy,
   createEventCatalog,
   createSecretBox,
@@ -72,7 +74,12 @@ export interface OpenDatabase {
  * if the service already runs it), creates the `hookledger` database there if needed, and
  * migrates to the latest schema.
  */
-export async function openDatabase(config: Config, log: Pino, poolSize = 4): Promise<OpenDatabase> {
+export async function openDatabase(
+  config: Config,
+  log: Pino,
+  poolSize = 4,
+  options: { waitForDatabase?: { signal: AbortSignal } } = {},
+): Promise<OpenDatabase> {
   let embedded: EmbeddedDatabase | null = null
   let url = config.DATABASE_URL
   if (!url) {
@@ -87,11 +94,14 @@ export async function openDatabase(config: Config, log: Pino, poolSize = 4): Pro
     await admin.end()
     url = embedded.url('hookledger')
   }
-  const pool = new pg.Pool({ connectionString: url, max: poolSize })
-  // An idle connection dropped by the server (restart, failover, shutdown) must not crash the
-  // process: the pool replaces it on next use.
-  pool.on('error', (err) => log.warn({ err }, 'database:idle_connection_error'))
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 10_000 })
+  // A connection dropped by the server (restart, failover, shutdown) must never crash the
+  // process: an idle one is replaced by the pool on next use, and one checked out fails the
+  // query in flight (its unit of work is retried or rescued) — its 'error' event is handled here.
+  pool.on('error', (err) => log.debug({ err: err.message }, 'database:idle_connection_error'))
+  pool.on('connect', (client) => client.on('error', (err) => log.debug({ err: err.message }, 'database:connection_error')))
   const db = createDb(pool)
+  if (options.waitForDatabase) await untilReachable(db, log, options.waitForDatabase.signal)
   await migrateToLatest(db)
   return {
     db,
@@ -100,6 +110,28 @@ export async function openDatabase(config: Config, log: Pino, poolSize = 4): Pro
       await db.destroy()
       await embedded?.stop()
     },
+  }
+}
+
+/**
+ * Waits, with backoff (0.5 s doubling to 15 s, logged once per try), until the database answers:
+ * a service started before its database comes up when the database does. Other errors, and an
+ * abort (SIGTERM while waiting), end the wait with the error.
+ */
+async function untilReachable(db: Db, log: Pino, signal: AbortSignal): Promise<void> {
+  for (let attempt = 0, waitMs = 500; ; attempt++, waitMs = Math.min(waitMs * 2, 15_000)) {
+    try {
+      await sql`select 1`.execute(db)
+      if (attempt > 0) log.info({ attempts: attempt + 1 }, 'database:reachable')
+      return
+    } catch (err) {
+      if (classifyDatabaseError(err) !== 'unavailable') throw err
+      log.warn({ err: (err as Error).message, retry_in_ms: waitMs }, 'database:waiting')
+      await new Promise<void>((resolve, reject) => {
+        const t = setTimeout(resolve, waitMs)
+        signal.addEventListener('abort', () => (clearTimeout(t), reject(new StartupError('stopped while waiting for the database'))), { once: true })
+      })
+    }
   }
 }
 
@@ -136,7 +168,7 @@ export interface RunningService {
  */
 export async function startService(
   config: Config,
-  options: { role: Role; log: Pino; embedAdmits?: EmbedAdmits; out?: (line: string) => void },
+  options: { role: Role; log: Pino; embedAdmits?: EmbedAdmits; out?: (line: string) => void; stopSignal?: AbortSignal },
 ): Promise<RunningService> {
   const { log, role } = options
   const out = options.out ?? ((line: string) => process.stdout.write(line + '\n'))
@@ -145,7 +177,7 @@ export async function startService(
   let database: OpenDatabase | null = null
   let deps: OpDeps
   try {
-    database = await openDatabase(config, log, role === 'all' ? 6 : 4)
+    database = await openDatabase(config, log, role === 'all' ? 6 : 4, options.stopSignal ? { waitForDatabase: { signal: options.stopSignal } } : {})
     deps = createOpDeps(config, database.db, log)
   } catch (err) {
     await database?.close()

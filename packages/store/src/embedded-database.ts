@@ -148,6 +148,8 @@ export async function openEmbeddedDatabase(options: {
   dataDir: string
   /** Extra `postgres -c` settings, e.g. for a throwaway test cluster. */
   settings?: Record<string, string>
+  /** A fixed port (a test restarting the cluster where clients expect it); default: any free one. */
+  port?: number
   onLog?: (line: string) => void
 }): Promise<EmbeddedDatabase> {
   const dataDir = path.resolve(options.dataDir)
@@ -177,7 +179,7 @@ export async function openEmbeddedDatabase(options: {
     const running = runningCluster(clusterDir)
     if (running) return { port: running.port, owned: false }
     if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) await initCluster(binDir, clusterDir, account, cred, options.onLog)
-    const port = await freePort()
+    const port = options.port ?? (await freePort())
     const settings = { listen_addresses: '127.0.0.1', max_connections: '200', unix_socket_directories: "''", ...options.settings }
     const flags = [`-p ${port}`, ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`)].join(' ')
     const log = await runTool(pgCtl, ['start', '-D', clusterDir, '-l', path.join(clusterDir, 'server.log'), '-w', '-t', '60', '-o', flags], account)
