@@ -4,7 +4,7 @@ import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { encodeMasterKey, generateMasterKey } from '@hookledger/core'
 import { freePort, openEmbeddedDatabase, type EmbeddedDatabase } from '@hookledger/store'
-import { removeDataDir } from '@hookledger/testkit'
+import { removeDataDir, TestReceiver } from '@hookledger/testkit'
 import { runInProcess, startServe } from './cli-process.js'
 
 // A PostgreSQL of this test's own, on a fixed port, that the test stops and starts again.
@@ -44,6 +44,7 @@ describe('the database goes away and comes back', () => {
       HOOKLEDGER_DATA_DIR: path.join(root, 'data'),
       HOOKLEDGER_MASTER_KEY: encodeMasterKey(generateMasterKey()),
       PORT: '0',
+      HOOKLEDGER_EGRESS_ALLOW: '127.0.0.0/8',
       LOG_LEVEL: 'info',
     }
     // The service starts while its database is down: it waits (logged), and comes up when the
@@ -68,8 +69,39 @@ describe('the database goes away and comes back', () => {
       expect(down.headers.get('content-type')).toContain('application/problem+json')
       expect(((await down.json()) as { code: string }).code).toBe('database_unavailable')
 
+      // The outage lasts longer than the notifier's first reconnect attempts (a fault's
+      // duration, not a wait for a backoff): LISTEN must survive failed reconnects.
+      await new Promise((r) => setTimeout(r, 2_500))
       await startCluster()
       await until('the API to answer again', async () => (await fetch(`${serve.url}/api/admin/webhooks`, { headers: auth })).status === 200)
+
+      // LISTEN came back too: deliveries start on NOTIFY again, far below the 1 s poll.
+      const receiver = await new TestReceiver({ status: 204 }).start()
+      try {
+        const json = { ...auth, 'content-type': 'application/json' }
+        const publisher = JSON.parse(
+          (await runInProcess(['token', 'create', '--owner', 'default', '--scopes', 'publish', '--json'], env)).stdout,
+        ) as { token: string }
+        const created = await fetch(`${serve.url}/api/admin/webhooks`, { method: 'POST', headers: json, body: JSON.stringify({ url: receiver.url(), event_types: ['booking.*'] }) })
+        expect(created.status).toBe(201)
+        const latencies: number[] = []
+        const publishOne = async (i: number) => {
+          const sent = performance.now()
+          const res = await fetch(`${serve.url}/api/events`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${publisher.token}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ id: `evt_after_${i}`, type: 'booking.created', subject: `booking://${i}` }),
+          })
+          expect(res.status).toBe(202)
+          await receiver.waitFor(i + 1, 10_000)
+          latencies.push(receiver.requests[i]!.receivedAt - sent)
+        }
+        for (let i = 0; i < 7; i++) await publishOne(i)
+        const sorted = [...latencies].sort((a, b) => a - b)
+        expect(sorted[3], JSON.stringify(latencies)).toBeLessThan(300)
+      } finally {
+        await receiver.close()
+      }
     } finally {
       process.kill(serve.pid, 'SIGTERM')
       expect(await serve.exit, serve.output()).toBe(0)
