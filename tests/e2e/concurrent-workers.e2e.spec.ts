@@ -27,7 +27,8 @@ describe('three worker processes, one endpoint', () => {
       DATABASE_URL: database.url,
       HOOKLEDGER_MASTER_KEY: encodeMasterKey(key),
       HOOKLEDGER_EGRESS_ALLOW: '127.0.0.0/8',
-      HOOKLEDGER_JOB_TIMEOUT_SECONDS: '4',
+      // Lease = job timeout + 2 s: the killed worker's delivery is rescued 4 s after its claim.
+      HOOKLEDGER_JOB_TIMEOUT_SECONDS: '2',
       HOOKLEDGER_MAINTENANCE_INTERVAL_SECONDS: '1',
       LOG_LEVEL: 'warn',
     }

@@ -7,7 +7,7 @@ import { encodeMasterKey, generateMasterKey } from '@hookledger/core'
 import { processAlive, runningCluster } from '@hookledger/store'
 import { removeDataDir, testDatabase, type TestDatabase } from '@hookledger/testkit'
 import { readFileSync } from 'node:fs'
-import { runCli, startServe } from './cli-process.js'
+import { runCli, runInProcess, startServe } from './cli-process.js'
 
 const dirs: string[] = []
 /** A fresh data dir inside a mode-0700 folder (as `mktemp -d` makes): out of the `postgres` account's reach. */
@@ -56,6 +56,16 @@ describe('start-up failures are one line and a non-zero exit', () => {
     expect(res.stderr).toContain(`port ${busyPort} on 127.0.0.1 is already in use`)
     expect(res.stderr).toContain('PORT')
     expect(res.stderr).not.toMatch(/\n\s+at /)
+  })
+
+  it('timeouts that cannot nest (HTTP timeout ≥ job timeout) stop the start with exit 2, naming the setting', async () => {
+    const res = await runInProcess(['serve'], {
+      DATABASE_URL: database.url,
+      HOOKLEDGER_JOB_TIMEOUT_SECONDS: '15',
+      HOOKLEDGER_HTTP_TIMEOUT_SECONDS: '20',
+    })
+    expect(res.code).toBe(2)
+    expect(res.stderr).toContain('HOOKLEDGER_HTTP_TIMEOUT_SECONDS: the HTTP timeout (20 s) must be shorter than the job timeout (15 s')
   })
 
   it('serve with DATABASE_URL and a data dir that does not exist yet just works (the master key is created there)', async () => {

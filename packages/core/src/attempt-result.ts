@@ -34,6 +34,8 @@ export interface OutgoingRequest {
   readonly url: string
   readonly headers: Readonly<Record<string, string>>
   readonly body: string
+  /** Aborts the request (the job timeout): it ends as a `timeout` result, never reaching a late 2xx. */
+  readonly signal?: AbortSignal
 }
 
 /**

@@ -2,7 +2,15 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { z } from 'zod'
 import { readFileSync } from 'node:fs'
-import { createEventCatalog, parseEgressAllowList, parseLedgerSigningKey, parseMasterKey } from '@hookledger/core'
+import {
+  AttemptTimeoutsError,
+  createEventCatalog,
+  deriveAttemptTimeouts,
+  parseEgressAllowList,
+  parseLedgerSigningKey,
+  parseMasterKey,
+  type AttemptTimeouts,
+} from '@hookledger/core'
 
 const intIn = (min: number, max: number, def: number) =>
   z
@@ -83,6 +91,7 @@ export const configSchema = z.object({
   HOOKLEDGER_CONCURRENCY: intIn(1, 4096, 64),
   HOOKLEDGER_RETENTION_DAYS: intIn(1, 3650, 30),
   HOOKLEDGER_JOB_TIMEOUT_SECONDS: intIn(1, 600, 15),
+  HOOKLEDGER_HTTP_TIMEOUT_SECONDS: intIn(1, 599, 0),
   HOOKLEDGER_MAINTENANCE_INTERVAL_SECONDS: intIn(1, 3600, 5),
   HOOKLEDGER_PUBLIC_URL: checked((v) => new URL(v).toString().replace(/\/$/, '')),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -95,7 +104,23 @@ export class ConfigError extends Error {}
 /** Parses the environment; throws a ConfigError naming every bad setting. */
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
   const parsed = configSchema.safeParse(env)
-  if (parsed.success) return parsed.data
-  const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`)
-  throw new ConfigError(`invalid settings:\n${lines.join('\n')}`)
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`)
+    throw new ConfigError(`invalid settings:\n${lines.join('\n')}`)
+  }
+  try {
+    attemptTimeoutsOf(parsed.data)
+  } catch (err) {
+    if (err instanceof AttemptTimeoutsError) throw new ConfigError(`invalid settings:\n  ${err.setting}: ${err.message}`)
+    throw err
+  }
+  return parsed.data
+}
+
+/** HTTP timeout < job timeout < lease, from the settings (validated at start by loadConfig). */
+export function attemptTimeoutsOf(config: Pick<Config, 'HOOKLEDGER_JOB_TIMEOUT_SECONDS' | 'HOOKLEDGER_HTTP_TIMEOUT_SECONDS'>): AttemptTimeouts {
+  return deriveAttemptTimeouts({
+    jobTimeoutMs: config.HOOKLEDGER_JOB_TIMEOUT_SECONDS * 1000,
+    httpTimeoutMs: config.HOOKLEDGER_HTTP_TIMEOUT_SECONDS > 0 ? config.HOOKLEDGER_HTTP_TIMEOUT_SECONDS * 1000 : undefined,
+  })
 }

@@ -27,7 +27,7 @@ import {
   type EmbeddedDatabase,
 } from '@hookledger/store'
 import { Dispatcher, LedgerSealerLoop, createHttpTransport } from '@hookledger/worker'
-import type { Config } from './config.js'
+import { attemptTimeoutsOf, type Config } from './config.js'
 import { listenHttp } from './http-listener.js'
 import { loadLedgerSigningKey, loadMasterKey } from './key-files.js'
 import { StartupError } from './startup-error.js'
@@ -212,7 +212,8 @@ export async function startService(
   let transport: ReturnType<typeof createHttpTransport> | null = null
   if (role !== 'api') {
     notifier = createPgNotifier(database.url, (err) => log.warn({ err }, 'notifier:error'))
-    transport = createHttpTransport({ policy: deps.egressPolicy })
+    const timeouts = attemptTimeoutsOf(config)
+    transport = createHttpTransport({ policy: deps.egressPolicy, timeoutMs: timeouts.httpTimeoutMs })
     dispatcher = new Dispatcher({
       db: database.db,
       clock: deps.clock,
@@ -225,8 +226,9 @@ export async function startService(
       notifier,
       concurrency: config.HOOKLEDGER_CONCURRENCY,
       retentionMs: config.HOOKLEDGER_RETENTION_DAYS * 24 * 3_600_000,
-      jobTimeoutMs: config.HOOKLEDGER_JOB_TIMEOUT_SECONDS * 1000,
-      shutdownGraceMs: config.HOOKLEDGER_JOB_TIMEOUT_SECONDS * 1000,
+      jobTimeoutMs: timeouts.jobTimeoutMs,
+      leaseMs: timeouts.leaseMs,
+      shutdownGraceMs: timeouts.jobTimeoutMs,
       maintenanceIntervalMs: config.HOOKLEDGER_MAINTENANCE_INTERVAL_SECONDS * 1000,
     })
     await dispatcher.start()

@@ -89,7 +89,7 @@ export async function deliverySettle(trx: Trx, items: readonly Settlement[], now
  * that died or hung. Its lost attempt is recorded as interrupted and it is retried with the
  * usual backoff (or discarded if that was attempt 18). Returns how many were rescued.
  */
-export async function deliveryRescue(db: Db, params: { now: Date; limit?: number }): Promise<number> {
+export async function deliveryRescue(db: Db, params: { now: Date; limit?: number; leaseMs?: number }): Promise<number> {
   const { now } = params
   return db.transaction().execute(async (trx) => {
     const stale = await sql<DeliveryRow>`
@@ -101,8 +101,9 @@ export async function deliveryRescue(db: Db, params: { now: Date; limit?: number
       delivery: d,
       actor: 'system',
       outcome: DeliveryOutcome.interrupted({
-        started_at: new Date(d.lease_until!.getTime() - JOB_TIMEOUT_MS),
-        duration_ms: JOB_TIMEOUT_MS,
+        // The lease began when the attempt did; it ran at least until the rescuer saw it.
+        started_at: new Date(d.lease_until!.getTime() - (params.leaseMs ?? JOB_TIMEOUT_MS)),
+        duration_ms: Math.max(0, now.getTime() - (d.lease_until!.getTime() - (params.leaseMs ?? JOB_TIMEOUT_MS))),
         status_code: null,
         error: `interrupted: ${d.claimed_by} held the lease past ${d.lease_until!.toISOString()}`,
         signed_with: [],

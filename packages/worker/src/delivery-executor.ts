@@ -60,15 +60,19 @@ export async function executeDelivery(claimed: ClaimedDelivery, deps: ExecutorDe
   }
   const body = thinBody(event)
   const signed = signWebhook({ id: event.id, timestamp: Math.floor(now.getTime() / 1000), body, secrets })
+  // The job timeout aborts the request (so one recorded as timed out cannot still reach the
+  // receiver and be answered 2xx); the race is a backstop for a transport that ignores it.
   const timeoutMs = deps.jobTimeoutMs ?? JOB_TIMEOUT_MS
+  const job = new AbortController()
   let timer: NodeJS.Timeout | undefined
   const result = await Promise.race([
-    deps.transport.post({ url: endpoint.url, headers: { ...signed.headers }, body }),
+    deps.transport.post({ url: endpoint.url, headers: { ...signed.headers }, body, signal: job.signal }),
     new Promise<AttemptResult>((resolve) => {
-      timer = setTimeout(
-        () => resolve({ kind: 'timeout', durationMs: timeoutMs, error: 'job timeout' }),
-        timeoutMs,
-      )
+      timer = setTimeout(() => {
+        job.abort()
+        // Let the transport answer for itself first; resolve only if it does not.
+        setTimeout(() => resolve({ kind: 'timeout', durationMs: timeoutMs, error: 'job timeout' }), 1_000).unref()
+      }, timeoutMs)
     }),
   ]).finally(() => clearTimeout(timer))
   const facts = {

@@ -44,8 +44,13 @@ export interface DispatcherOptions {
   readonly maintenanceIntervalMs?: number
   readonly retentionMs?: number
   readonly shutdownGraceMs?: number
-  /** Lease and job timeout; a delivery still running after it is rescued (default 15 s). */
+  /** Bounds one attempt: its request is aborted after it (default 15 s). */
   readonly jobTimeoutMs?: number
+  /**
+   * How long a claim holds the delivery and its endpoint; after it the rescuer takes it back.
+   * Longer than the job timeout (see core `deriveAttemptTimeouts`); defaults to it.
+   */
+  readonly leaseMs?: number
 }
 
 /** Counts of one `runOnce` step. */
@@ -89,6 +94,10 @@ export class Dispatcher {
   }
 
   /** Deliveries currently being attempted by this process. */
+  get #leaseMs(): number | undefined {
+    return this.#o.leaseMs ?? this.#o.jobTimeoutMs
+  }
+
   get inflight(): number {
     return this.#inflight.size
   }
@@ -188,7 +197,7 @@ export class Dispatcher {
       now,
       limit: free,
       actor: this.#actor,
-      ...(this.#o.jobTimeoutMs !== undefined ? { leaseMs: this.#o.jobTimeoutMs } : {}),
+      ...(this.#leaseMs !== undefined ? { leaseMs: this.#leaseMs } : {}),
     })
     for (const c of claimed) this.#launch(c)
     return fan.events > 0 || claimed.length > 0 || settled > 0
@@ -265,7 +274,7 @@ export class Dispatcher {
   /** Rescues deliveries whose worker was lost and prunes events past retention. */
   async maintenanceOnce(): Promise<{ rescued: number; pruned: number }> {
     const now = this.#o.clock.now()
-    const rescued = await deliveryRescue(this.#o.db, { now })
+    const rescued = await deliveryRescue(this.#o.db, { now, ...(this.#leaseMs !== undefined ? { leaseMs: this.#leaseMs } : {}) })
     const pruned = await eventPrune(this.#o.db, {
       now,
       retentionMs: this.#o.retentionMs ?? EVENT_RETENTION_DEFAULT_MS,

@@ -381,6 +381,23 @@ describe('HttpTransport', () => {
     expect(Date.now() - started).toBeLessThan(1500)
   })
 
+  it("aborts the request on the caller's signal (the job timeout): the receiver sees it closed, never answers it", async () => {
+    let closedBeforeAnswer = false
+    const server = await startServer((req, res) => {
+      req.socket.once('close', () => (closedBeforeAnswer = !res.writableEnded))
+      setTimeout(() => res.writableEnded || res.destroyed || res.end('late'), 3_000).unref()
+    })
+    const job = new AbortController()
+    setTimeout(() => job.abort(), 150)
+    const started = Date.now()
+    const t = transport(LOOPBACK, { timeoutMs: 10_000 })
+    const result = await t.post({ url: server.url, headers: { 'content-type': 'application/json' }, body: '{}', signal: job.signal })
+    expect(result).toMatchObject({ kind: 'timeout', error: 'job timeout: the request was aborted' })
+    expect(Date.now() - started).toBeLessThan(1_500)
+    for (let i = 0; i < 100 && !closedBeforeAnswer; i++) await new Promise((r) => setTimeout(r, 10))
+    expect(closedBeforeAnswer).toBe(true)
+  })
+
   it('counts the body read against the same deadline', async () => {
     const server = await startServer((_req, res) => {
       res.writeHead(200)

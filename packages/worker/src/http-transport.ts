@@ -134,6 +134,11 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     const durationMs = () => Math.round(performance.now() - started)
     const deadline = new AbortController()
     const timer = setTimeout(() => deadline.abort(), timeoutMs)
+    // The caller's signal (the job timeout) aborts the request the same way as our deadline.
+    let aborted = false
+    const onAbort = () => ((aborted = true), deadline.abort())
+    if (outgoing.signal?.aborted) onAbort()
+    else outgoing.signal?.addEventListener('abort', onAbort, { once: true })
     try {
       for (let redirects = 0; ; redirects++) {
         const literal = unbracket(url.hostname)
@@ -151,7 +156,7 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
             return {
               kind: 'timeout',
               durationMs: durationMs(),
-              error: `timed out after ${timeoutMs} ms`,
+              error: aborted ? 'job timeout: the request was aborted' : `timed out after ${timeoutMs} ms`,
             }
           }
           if (error instanceof EgressBlockedError) {
@@ -186,6 +191,7 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
       }
     } finally {
       clearTimeout(timer)
+      outgoing.signal?.removeEventListener('abort', onAbort)
     }
   }
 

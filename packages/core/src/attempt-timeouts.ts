@@ -1,0 +1,47 @@
+/**
+ * The three clocks of one attempt, nested so none races another: the HTTP request's deadline
+ * ends first, the job timeout (which aborts the request if the transport misbehaves) next, and
+ * the lease — after which the rescuer may take the delivery back — last, with room for the
+ * settle to commit. A lease no longer than the job timeout would let the rescuer re-send a
+ * delivery whose attempt is still running.
+ */
+export interface AttemptTimeouts {
+  readonly httpTimeoutMs: number
+  readonly jobTimeoutMs: number
+  readonly leaseMs: number
+}
+
+/** Time the settle needs after the job timeout, before the lease may expire. */
+export const LEASE_MARGIN_MS = 2_000
+/** The HTTP deadline when none is set: 10 s, or two thirds of a shorter job timeout. */
+export const HTTP_TIMEOUT_DEFAULT_MS = 10_000
+
+/** Thrown with the setting at fault when the timeouts cannot nest. */
+export class AttemptTimeoutsError extends Error {
+  constructor(
+    readonly setting: string,
+    message: string,
+  ) {
+    super(message)
+    this.name = 'AttemptTimeoutsError'
+  }
+}
+
+/** Derives the nesting from the job timeout (and an explicit HTTP timeout), or refuses it. */
+export function deriveAttemptTimeouts(input: { jobTimeoutMs: number; httpTimeoutMs?: number | undefined }): AttemptTimeouts {
+  const { jobTimeoutMs } = input
+  if (!Number.isFinite(jobTimeoutMs) || jobTimeoutMs < 1_000) {
+    throw new AttemptTimeoutsError('HOOKLEDGER_JOB_TIMEOUT_SECONDS', `the job timeout must be at least 1 s, got ${jobTimeoutMs} ms`)
+  }
+  const httpTimeoutMs = input.httpTimeoutMs ?? Math.min(HTTP_TIMEOUT_DEFAULT_MS, Math.floor((jobTimeoutMs * 2) / 3))
+  if (!Number.isFinite(httpTimeoutMs) || httpTimeoutMs <= 0) {
+    throw new AttemptTimeoutsError('HOOKLEDGER_HTTP_TIMEOUT_SECONDS', `the HTTP timeout must be positive, got ${httpTimeoutMs} ms`)
+  }
+  if (httpTimeoutMs >= jobTimeoutMs) {
+    throw new AttemptTimeoutsError(
+      'HOOKLEDGER_HTTP_TIMEOUT_SECONDS',
+      `the HTTP timeout (${httpTimeoutMs / 1000} s) must be shorter than the job timeout (${jobTimeoutMs / 1000} s, HOOKLEDGER_JOB_TIMEOUT_SECONDS)`,
+    )
+  }
+  return { httpTimeoutMs, jobTimeoutMs, leaseMs: jobTimeoutMs + LEASE_MARGIN_MS }
+}
