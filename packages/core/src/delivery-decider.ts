@@ -11,7 +11,7 @@ import {
   backoffAfterAttempt,
   parseRetryAfter,
 } from './backoff.js'
-import { iso, type Actor, type DiscardReason, type LedgerEntry } from './ledger-entry.js'
+import { iso, type Actor, type DiscardReason, type LedgerEntry, type LedgerEntryOf } from './ledger-entry.js'
 import type { DeliveryRow } from './projections.js'
 
 /** Busy endpoint: try again this much later, without spending an attempt. */
@@ -262,5 +262,37 @@ export function isEndpointFailure(outcome: DeliveryOutcome): boolean {
       return outcome.attempt !== null
     default:
       return false
+  }
+}
+
+/**
+ * The entry for an outcome that cannot be applied because the claim it was made under is gone
+ * (the rescuer took the delivery back after its lease): the projection is left alone, the
+ * ledger keeps what the receiver answered.
+ */
+export function settleDroppedEntry(
+  delivery: Pick<DeliveryRow, 'id' | 'owner_id' | 'endpoint_id' | 'event_id' | 'claimed_by' | 'lease_until'>,
+  outcome: DeliveryOutcome,
+  ctx: DecisionContext,
+): LedgerEntryOf<'delivery.settle_dropped'> {
+  const attempt = 'attempt' in outcome ? outcome.attempt : null
+  return {
+    kind: 'delivery.settle_dropped',
+    occurred_at: ctx.now,
+    owner_id: delivery.owner_id,
+    endpoint_id: delivery.endpoint_id,
+    delivery_id: delivery.id,
+    event_id: delivery.event_id,
+    actor: ctx.actor,
+    payload: {
+      worker: ctx.actor,
+      claimed_by: delivery.claimed_by ?? '',
+      lease_until: delivery.lease_until ? iso(delivery.lease_until) : '',
+      outcome: outcome.type,
+      started_at: attempt ? iso(attempt.started_at) : null,
+      duration_ms: attempt ? attempt.duration_ms : null,
+      status_code: attempt ? attempt.status_code : null,
+      error: attempt ? attempt.error : null,
+    },
   }
 }

@@ -67,6 +67,20 @@ export interface LedgerPayloads {
   'delivery.retry_scheduled': { next_attempt_at: string; backoff_ms: number }
   'delivery.snoozed': { next_attempt_at: string; retry_after_ms: number }
   'delivery.discarded': { reason: DiscardReason; detail?: string }
+  /**
+   * An attempt's outcome that arrived after its claim was lost (the lease ran out and the
+   * rescuer took the delivery back): not applied, but kept, so no real answer vanishes.
+   */
+  'delivery.settle_dropped': {
+    worker: string
+    claimed_by: string
+    lease_until: string
+    outcome: string
+    started_at: string | null
+    duration_ms: number | null
+    status_code: number | null
+    error: string | null
+  }
   'delivery.redelivered': {
     run: number
     next_attempt_at: string

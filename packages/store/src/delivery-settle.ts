@@ -4,6 +4,7 @@ import {
   JOB_TIMEOUT_MS,
   decideDelivery,
   decideEndpointAfterOutcome,
+  settleDroppedEntry,
   type DeliveryRow,
   type EndpointRow,
   type LedgerEntry,
@@ -63,7 +64,13 @@ export async function deliverySettle(trx: Trx, items: readonly Settlement[], now
   )
   const heldById = new Map(held.map((d) => [d.id, d]))
   const kept = items.filter((i) => heldById.has(i.delivery.id))
-  if (kept.length === 0) return new Set()
+  // An outcome whose claim is gone is not applied, but what the receiver answered stays in
+  // the ledger (`delivery.settle_dropped`): no real answer vanishes from the audit trail.
+  const dropped = items.filter((i) => !heldById.has(i.delivery.id)).map((i) => settleDroppedEntry(i.delivery, i.outcome, { now, actor: i.actor }))
+  if (kept.length === 0) {
+    await ledgerWrite(trx, { entries: dropped })
+    return new Set()
+  }
   const endpointIds = [...new Set(kept.map((i) => i.delivery.endpoint_id))].sort()
   const endpoints = (
     await sql<EndpointRow>`select * from endpoints where id = any(${endpointIds}::uuid[]) order by id for update`.execute(trx)
@@ -80,7 +87,7 @@ export async function deliverySettle(trx: Trx, items: readonly Settlement[], now
     current.set(endpoint.id, foldOver({ endpoints: [endpoint] }, transitions).set.endpoints.get(endpoint.id)!)
     entries.push(...own, ...transitions)
   }
-  await ledgerWrite(trx, { base: { deliveries: held, endpoints }, entries })
+  await ledgerWrite(trx, { base: { deliveries: held, endpoints }, entries: [...entries, ...dropped] })
   return new Set(kept.map((i) => i.delivery.id))
 }
 

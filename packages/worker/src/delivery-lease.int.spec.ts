@@ -211,10 +211,11 @@ describe('rescuer', () => {
         counted: true,
         outcome: 'interrupted',
         status_code: null,
-        duration_ms: JOB_TIMEOUT_MS,
         started_at: new Date(t0).toISOString(),
       },
     })
+    // The real time it held the lease: from the claim until the rescuer saw it expired.
+    expect((ledger[2]!.payload as { duration_ms: number }).duration_ms).toBeGreaterThanOrEqual(JOB_TIMEOUT_MS)
     expect(ledger[3]!.payload).toEqual({
       next_attempt_at: new Date(t0 + 21 * s).toISOString(),
       backoff_ms: 5 * s,
@@ -248,7 +249,14 @@ describe('rescuer', () => {
     )
     expect(late.size).toBe(0)
     expect(await h.deliveryOf('evt_lost')).toMatchObject({ state: 'retryable', attempts: 1 })
-    expect(await h.ledgerOf('delivery_id', d.id)).toHaveLength(4)
+    // …but what the receiver answered is in the ledger, not lost.
+    const afterLate = await h.ledgerOf('delivery_id', d.id)
+    expect(afterLate).toHaveLength(5)
+    expect(afterLate[4]).toMatchObject({
+      kind: 'delivery.settle_dropped',
+      actor: 'worker:dead',
+      payload: { outcome: 'completed', status_code: 200, duration_ms: 20_000, claimed_by: claimed.claimed_by },
+    })
 
     // the retry goes out (at-least-once) and completes
     h.clock.set(d.next_attempt_at!)

@@ -45,6 +45,9 @@ export class SettleBatcher {
     this.#parallel = Math.max(1, opts.parallel ?? SETTLE_PARALLEL_DEFAULT)
   }
 
+  /** Settles dropped because their claim was lost (each is a `delivery.settle_dropped` entry). */
+  droppedTotal = 0
+
   /** Queues a settlement; resolves once it is recorded (or dropped as stale). */
   add(item: Settlement): Promise<void> {
     return new Promise((done) => {
@@ -81,7 +84,12 @@ export class SettleBatcher {
     for (let attempt = 1; ; attempt++) {
       try {
         const items = batch.map((b) => b.item)
-        await this.#db.transaction().execute((trx) => deliverySettle(trx, items, this.#clock.now()))
+        const recorded = await this.#db.transaction().execute((trx) => deliverySettle(trx, items, this.#clock.now()))
+        const dropped = items.filter((i) => !recorded.has(i.delivery.id))
+        if (dropped.length > 0) {
+          this.droppedTotal += dropped.length
+          this.#logger.warn({ delivery_ids: dropped.map((i) => i.delivery.id), count: dropped.length }, 'completer:settle_dropped')
+        }
         batch.forEach((b) => b.done())
         return
       } catch (err) {
