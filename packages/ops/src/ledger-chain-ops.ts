@@ -3,6 +3,7 @@ import { parseLedgerPublicKey } from '@hookledger/core'
 import { ledgerChainVerify, ledgerExport, ledgerReceipt, ledgerReplayVerify, ledgerSeal, ledgerSealState, type LedgerExportLine } from '@hookledger/store'
 import { invalidInput } from './op-input.js'
 import { notFound } from './op-error.js'
+import { ledgerEntrySchema } from './operator-ops.js'
 import { defineOp, ok } from './operation.js'
 import { uuidParam } from './schemas.js'
 
@@ -26,18 +27,8 @@ export const checkpointSchema = z.object({
   signature: z.string(),
 })
 
-const chainRowSchema = z.object({
-  position: z.string(),
-  tx_id: z.string(),
-  occurred_at: z.string(),
-  owner_id: z.string(),
-  kind: z.string(),
-  endpoint_id: z.string().nullable(),
-  delivery_id: z.string().nullable(),
-  event_id: z.string().nullable(),
-  payload: z.unknown(),
-  actor: z.string(),
-})
+/** A ledger row as the chain hashes it: the feed's entry plus its tx_id, payload as stored. */
+const chainRowSchema = ledgerEntrySchema.extend({ tx_id: z.string(), payload: z.unknown() })
 
 export const ledgerCheckpointOp = defineOp({
   name: 'ledger.checkpoint',
