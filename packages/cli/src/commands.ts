@@ -8,6 +8,7 @@ import {
   ledgerTrail,
   OPERATOR_OWNER,
   type Db,
+  type ReplayProgress,
   type TokenScope,
 } from '@hookledger/store'
 
@@ -98,26 +99,76 @@ export async function tokenRevokeCommand(
   return done ? 0 : 1
 }
 
+/** 1234567 → "1,234,567". */
+const grouped = (n: number) => Math.round(n).toLocaleString('en-US')
+
+/** Seconds → "45 s", "3 min 20 s", "2 h 05 min". */
+function duration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds))
+  if (s < 60) return `${s} s`
+  if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`
+  return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`
+}
+
+/** How long a replay runs quietly before it reports progress, and how often it does then. */
+const PROGRESS_AFTER_MS = 2_000
+const PROGRESS_EVERY_MS = 2_000
+
+/** One progress line of a long replay: entries folded, rate, and (from the planner's estimate) time left. */
+export function replayProgressLine(p: ReplayProgress): string {
+  const rate = p.ms > 0 ? p.rows / (p.ms / 1000) : 0
+  const of = p.estimatedRows !== null ? ` of ~${grouped(Math.max(p.estimatedRows, p.rows))}` : ''
+  const left =
+    p.estimatedRows === null || rate <= 0
+      ? ''
+      : p.rows < p.estimatedRows
+        ? `, ~${duration((p.estimatedRows - p.rows) / rate)} left`
+        : ', finishing'
+  return `ledger replay: ${p.phase}, ${grouped(p.rows)}${of} ledger entries folded, ${grouped(p.entities)} rows compared (${grouped(rate)} entries/s)${left}`
+}
+
 /**
- * `ledger replay --verify`: rebuilds the projections from the ledger into scratch tables and
- * diffs them with the live ones. Exit 0 with "no differences", or 1 naming every differing row.
+ * `ledger replay --verify`: rebuilds the projections from the ledger, checks every row's
+ * history, and diffs them with the live ones. Exit 0 with "no differences", or 1 naming the
+ * differing rows (up to 1,000; the total is always given). A replay that runs longer than ~2 s
+ * reports its progress on stderr (stdout stays the report, `--json` included).
  */
 export async function ledgerReplayCommand(db: Db, io: CliIo, args: { json?: boolean | undefined }) {
-  const report = await ledgerReplayVerify(db)
+  let lastLine = 0
+  const report = await ledgerReplayVerify(db, {
+    onProgress: (p) => {
+      if (p.ms < PROGRESS_AFTER_MS || p.ms - lastLine < PROGRESS_EVERY_MS) return
+      lastLine = p.ms
+      io.err(replayProgressLine(p))
+    },
+  })
   if (args.json) {
     io.out(JSON.stringify(report))
   } else {
     io.out(
       `replayed ${report.ledgerRows} ledger rows into ${report.endpoints} endpoints, ${report.deliveries} deliveries, ${report.attempts} attempts in ${report.ms} ms`,
     )
-    if (report.differences.length === 0) io.out('no differences')
+    if (report.differencesTotal === 0) io.out('no differences')
     for (const d of report.differences) {
+      if (d.kind === 'inconsistent') {
+        io.out(`DIFF ${d.table} ${d.key}: inconsistent${d.position !== undefined ? ` at position ${d.position}` : ''}: ${d.problem}`)
+        continue
+      }
       io.out(
         `DIFF ${d.table} ${d.key}: ${d.kind}${d.columns.length ? ` (${d.columns.map((c) => `${c}: live=${JSON.stringify(d.live?.[c])} replayed=${JSON.stringify(d.replayed?.[c])}`).join('; ')})` : ''}`,
       )
     }
+    if (report.differencesOmitted > 0) io.out(`… and ${report.differencesOmitted} more differences`)
+    if (report.differencesTotal > 0) {
+      const counts = (['endpoints', 'deliveries'] as const).flatMap((t) =>
+        Object.entries(report.differenceCounts[t])
+          .filter(([, n]) => n > 0)
+          .map(([k, n]) => `${t} ${k} ${n}`),
+      )
+      io.out(`${report.differencesTotal} differences (${counts.join(', ')})`)
+    }
   }
-  return report.differences.length === 0 ? 0 : 1
+  return report.differencesTotal === 0 ? 0 : 1
 }
 
 /** `ledger audit [--delivery ID | --endpoint ID | --event ID] [--limit N]`: the entries, in order. */

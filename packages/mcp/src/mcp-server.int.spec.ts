@@ -138,8 +138,14 @@ describe('createMcpServer: the MCP projection of the registry', () => {
     expect([...acme.called].sort()).toEqual(acme.tools.map((t) => t.name).sort())
 
     const operator = await connect('ignored', ['operator'])
-    const ledger = await operator.call('ledger_read', { limit: 200 })
-    const mine = ledger.data.filter((e: { owner_id: string }) => e.owner_id === 'acme')
+    // The feed shows rows once every older transaction of the cluster has ended (other test
+    // files share it): wait for this session's rows to come through.
+    let mine: { owner_id: string; actor: string }[] = []
+    for (let i = 0; i < 300 && mine.length === 0; i++) {
+      const ledger = await operator.call('ledger_read', { limit: 200 })
+      mine = ledger.data.filter((e: { owner_id: string }) => e.owner_id === 'acme')
+      if (mine.length === 0) await new Promise((r) => setTimeout(r, 50))
+    }
     expect(mine.length).toBeGreaterThan(0)
     // The ledger records who acted: this session, not a token.
     expect(new Set(mine.map((e: { actor: string }) => e.actor))).toContain('owner:mcp')

@@ -114,34 +114,54 @@ export const ledgerAuditOp = defineOp({
   },
 })
 
+const differenceKind = z.enum(['changed', 'missing_live', 'extra_live', 'inconsistent'])
+const differenceCounts = z.object({
+  changed: z.number().int(),
+  missing_live: z.number().int(),
+  extra_live: z.number().int(),
+  inconsistent: z.number().int(),
+})
+
 export const replayReportSchema = z.object({
   ledger_rows: z.number().int(),
   endpoints: z.number().int(),
   deliveries: z.number().int(),
   attempts: z.number().int(),
   ms: z.number(),
+  /** The differences kept (up to `max_differences`); the totals count them all. */
   differences: z.array(
     z.object({
-      table: z.enum(['endpoints', 'deliveries', 'delivery_attempts']),
+      table: z.enum(['endpoints', 'deliveries']),
       key: z.string(),
-      kind: z.enum(['changed', 'missing_live', 'extra_live']),
+      kind: differenceKind,
       columns: z.array(z.string()),
       live: z.record(z.string(), z.unknown()).nullable(),
       replayed: z.record(z.string(), z.unknown()).nullable(),
+      /** `inconsistent`: the ledger position of the entry at fault, and what is wrong. */
+      position: z.string().optional(),
+      problem: z.string().optional(),
     }),
   ),
+  differences_total: z.number().int(),
+  differences_omitted: z.number().int(),
+  difference_counts: z.object({ endpoints: differenceCounts, deliveries: differenceCounts }),
 })
 
 export const ledgerReplayOp = defineOp({
   name: 'ledger.replay',
   summary:
-    'Rebuild the projections from the ledger into scratch tables and diff them with the live ones',
+    'Rebuild the projections from the ledger, check each row\'s history, and diff them with the live ones',
   scope: 'operator',
   http: { method: 'POST', path: '/api/operator/ledger/replay' },
-  input: z.strictObject({}),
+  input: z.strictObject({
+    /** How many differences the answer lists (all are counted). Default 1,000. */
+    max_differences: z.number().int().min(0).max(100_000).optional(),
+  }),
   output: replayReportSchema,
-  async handler(ctx) {
-    const report = await ledgerReplayVerify(ctx.deps.db)
+  async handler(ctx, input) {
+    const report = await ledgerReplayVerify(ctx.deps.db, {
+      ...(input.max_differences !== undefined ? { maxDifferences: input.max_differences } : {}),
+    })
     return ok({
       ledger_rows: report.ledgerRows,
       endpoints: report.endpoints,
@@ -153,6 +173,9 @@ export const ledgerReplayOp = defineOp({
         live: withoutSealed(d.live),
         replayed: withoutSealed(d.replayed),
       })),
+      differences_total: report.differencesTotal,
+      differences_omitted: report.differencesOmitted,
+      difference_counts: report.differenceCounts,
     })
   },
 })

@@ -1,135 +1,282 @@
-import { sql } from 'kysely'
+/**
+ * `ledger replay --verify`: rebuilds `endpoints` and `deliveries` from the ledger alone and
+ * compares them with the live tables, in one repeatable-read snapshot (safe on a running
+ * system; nothing live is changed).
+ *
+ * Each table is one stream (ledger-replay-stream.ts): the entries about its rows, in (row id,
+ * position) order through a server-side cursor, merged with the live rows in id order. Every
+ * row's entries go through the same evolve function the writers use, in the ledger's order, and
+ * its history is checked against the engine's rules on the way (ledger-replay-consistency.ts).
+ * Memory stays bounded whatever the size of the ledger: one row of each side, the cursors'
+ * batches, and the differences kept for the report (`maxDifferences`; all are counted).
+ *
+ * The attempt history (`delivery_attempts`) is a view over the `delivery.attempted` entries:
+ * it cannot differ from them, so it is not compared; its entries are counted (`attempts`).
+ */
+import { sql, type RawBuilder } from 'kysely'
 import {
-  applyEntry,
-  attemptRowOf,
-  type AttemptRow,
+  evolveDelivery,
+  evolveEndpoint,
+  type DeliveryRow,
+  type EndpointRow,
   type LedgerRecord,
-  type ProjectionSet,
 } from '@hookledger/core'
 import type { Db, Trx } from './database.js'
-import { rowsToJson } from './projection-write.js'
+import { BufferGauge } from './ledger-replay-cursor.js'
+import { DeliveryHistoryCheck, EndpointHistoryCheck, type ReportProblem } from './ledger-replay-consistency.js'
+import {
+  DifferenceSink,
+  verifyTable,
+  type EntityFold,
+  type ReplayCounters,
+  type ReplayDifference,
+  type ReplayDifferenceKind,
+  type ReplayTable,
+} from './ledger-replay-stream.js'
 
-/** One projection row that differs between the live tables and the rebuild. */
-export interface ReplayDifference {
-  readonly table: 'endpoints' | 'deliveries' | 'delivery_attempts'
-  readonly key: string
-  /** `changed`: both exist; `missing_live`: only the rebuild has it; `extra_live`: only live. */
-  readonly kind: 'changed' | 'missing_live' | 'extra_live'
-  readonly columns: string[]
-  readonly live: Record<string, unknown> | null
-  readonly replayed: Record<string, unknown> | null
-}
+export type { ReplayDifference, ReplayDifferenceKind, ReplayTable } from './ledger-replay-stream.js'
+export { RowJsonCodec, RowJsonError, timestamptzJson } from './ledger-replay-row-json.js'
 
 export interface ReplayReport {
+  /** Ledger rows in the snapshot (all kinds). */
   readonly ledgerRows: number
+  /** Rows the ledger rebuilds. */
   readonly endpoints: number
   readonly deliveries: number
+  /** `delivery.attempted` entries (the attempt history's rows). */
   readonly attempts: number
+  /** The differences kept, up to `maxDifferences`: endpoints first, then deliveries, by id. */
   readonly differences: ReplayDifference[]
+  /** Every difference found, kept or not. */
+  readonly differencesTotal: number
+  /** `differencesTotal - differences.length`. */
+  readonly differencesOmitted: number
+  /** Every difference found, by table and kind. */
+  readonly differenceCounts: Record<ReplayTable, Record<ReplayDifferenceKind, number>>
+  /** Rows of the live tables. */
+  readonly live: { readonly endpoints: number; readonly deliveries: number }
+  /** Ledger entries each table's stream folded (a lease entry is folded for both). */
+  readonly entriesFolded: { readonly endpoints: number; readonly deliveries: number }
+  /** The most rows (rebuilt or live) held in memory at once. */
+  readonly peakHeld: number
+  /** The most fetched ledger and live rows held in memory at once (batches in hand and in flight). */
+  readonly peakBufferedRows: number
+  /** Rebuilt rows whose values the database had to render for the comparison (odd values only). */
+  readonly renderedByDatabase: number
+  /** Where the time went: each table's stream (fold and compare), and the count of all rows. */
+  readonly phaseMs: { readonly endpoints: number; readonly deliveries: number; readonly count: number }
   readonly ms: number
 }
 
-const PAGE = 20_000
-const CHUNK = 5_000
-
-/** Reads the whole ledger in position order, page by page. */
-async function* ledgerPages(trx: Trx): AsyncGenerator<LedgerRecord[]> {
-  let after = '0'
-  for (;;) {
-    const rows = (
-      await sql<LedgerRecord>`
-        select position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, payload, actor
-        from ledger where position > ${after}::bigint order by position limit ${PAGE}
-      `.execute(trx)
-    ).rows
-    if (rows.length === 0) return
-    yield rows
-    after = rows[rows.length - 1]!.position
-  }
+/** Where a running replay is, reported to `onProgress`. */
+export interface ReplayProgress {
+  readonly phase: ReplayTable
+  /** Ledger entries folded so far (both streams). */
+  readonly rows: number
+  /** Rows compared so far. */
+  readonly entities: number
+  readonly ms: number
+  /** The planner's estimate of the entries both streams fold (statistics, not a count); null if unknown. */
+  readonly estimatedRows: number | null
 }
 
-async function fill(trx: Trx, table: string, like: string, rows: readonly object[]): Promise<void> {
-  await sql`create temp table ${sql.ref(table)} (like ${sql.ref(like)}) on commit drop`.execute(trx)
-  // The next chunk's JSON is built while the database inserts the previous one (one statement
-  // in flight at a time).
-  let inserting: Promise<unknown> = Promise.resolve()
-  for (let i = 0; i < rows.length; i += CHUNK) {
-    const json = rowsToJson(rows.slice(i, i + CHUNK))
-    await inserting
-    inserting = sql`
-      insert into ${sql.ref(table)} select * from jsonb_populate_recordset(null::${sql.ref(like)}, ${json}::jsonb)
-    `.execute(trx)
-  }
-  await inserting
+export interface ReplayOptions {
+  /** How many differences the report keeps (all are counted). Default 1,000. */
+  readonly maxDifferences?: number
+  /** Called about every 500 ms while the replay runs. */
+  readonly onProgress?: (progress: ReplayProgress) => void
+  /** Rows per cursor fetch. Default 5,000. */
+  readonly fetchRows?: number
 }
 
-async function diff(
-  trx: Trx,
-  table: ReplayDifference['table'],
-  key: string,
-): Promise<ReplayDifference[]> {
-  const rows = (
-    await sql<{ live: Record<string, unknown> | null; replayed: Record<string, unknown> | null }>`
-      select to_jsonb(l) as live, to_jsonb(r) as replayed
-      from ${sql.ref(table)} l full join ${sql.ref('replay_' + table)} r on l.${sql.ref(key)} = r.${sql.ref(key)}
-      where l is distinct from r
-      order by coalesce(l.${sql.ref(key)}, r.${sql.ref(key)})
-      limit 1000
-    `.execute(trx)
-  ).rows
-  return rows.map(({ live, replayed }) => {
-    const cols = Object.keys(live ?? replayed ?? {}).filter(
-      (c) => JSON.stringify(live?.[c]) !== JSON.stringify(replayed?.[c]),
-    )
-    return {
+const DEFAULT_MAX_DIFFERENCES = 1_000
+const DEFAULT_FETCH_ROWS = 5_000
+const PROGRESS_EVERY_MS = 500
+
+const ENTRY_COLUMNS = sql`position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, payload, actor`
+
+/**
+ * The delivery entries that move an endpoint: `evolveEndpoint` reads a claim (it takes the
+ * lease) and an attempt, a discard or a busy snooze (they release it); every other entry that
+ * names an endpoint leaves it as it is unless its kind is `endpoint.*`. A unit test holds
+ * evolveEndpoint to this list.
+ */
+export const ENDPOINT_LEASE_KINDS = ['delivery.claimed', 'delivery.attempted', 'delivery.discarded', 'delivery.lease_busy'] as const
+
+/** Every entry `applyEntry` folds into some endpoint and that can change it, by endpoint and position. */
+const endpointEntries = sql`
+  select ${ENTRY_COLUMNS} from ledger
+  where endpoint_id is not null
+    and (kind like 'endpoint.%' or kind in (${sql.join(ENDPOINT_LEASE_KINDS.map((k) => sql.lit(k)))}))
+  order by endpoint_id, position
+`
+/** Every entry `applyEntry` folds into some delivery, by delivery and position (`ledger_delivery_id_idx`). */
+const deliveryEntries = sql`
+  select ${ENTRY_COLUMNS} from ledger where delivery_id is not null order by delivery_id, position
+`
+
+/** Reports a broken rule of the current row's history as an `inconsistent` difference. */
+function problemReporter(sink: DifferenceSink, table: ReplayTable, current: { key: string }): ReportProblem {
+  return (position, problem) => {
+    if (!sink.keeping) return sink.count(table, 'inconsistent')
+    sink.add({
       table,
-      key: String((live ?? replayed)![key]),
-      kind: live === null ? 'missing_live' : replayed === null ? 'extra_live' : 'changed',
-      columns: live && replayed ? cols : [],
-      live,
-      replayed,
-    }
-  })
+      key: current.key,
+      kind: 'inconsistent',
+      columns: [],
+      live: null,
+      replayed: null,
+      ...(position !== null ? { position } : {}),
+      problem,
+    })
+  }
+}
+
+/** `applyEntry`, for one row: an entry that returns no row leaves the row as it was. */
+class EndpointFold implements EntityFold<EndpointRow> {
+  readonly current = { key: '' }
+  readonly #check: EndpointHistoryCheck
+  #row: EndpointRow | null = null
+
+  constructor(sink: DifferenceSink) {
+    this.#check = new EndpointHistoryCheck(problemReporter(sink, 'endpoints', this.current))
+  }
+  start(key: string): void {
+    this.current.key = key
+    this.#row = null
+    this.#check.start()
+  }
+  apply(e: LedgerRecord): void {
+    this.#row = evolveEndpoint(this.#row, e) ?? this.#row
+    this.#check.apply(e)
+  }
+  finish(): EndpointRow | null {
+    this.#check.finish()
+    return this.#row
+  }
+}
+
+class DeliveryFold implements EntityFold<DeliveryRow> {
+  readonly current = { key: '' }
+  readonly #check: DeliveryHistoryCheck
+  #row: DeliveryRow | null = null
+  attempts = 0
+
+  constructor(sink: DifferenceSink) {
+    this.#check = new DeliveryHistoryCheck(problemReporter(sink, 'deliveries', this.current))
+  }
+  start(key: string): void {
+    this.current.key = key
+    this.#row = null
+    this.#check.start()
+  }
+  apply(e: LedgerRecord): void {
+    this.#row = evolveDelivery(this.#row, e) ?? this.#row
+    this.#check.apply(e)
+    if (e.kind === 'delivery.attempted') this.attempts++
+  }
+  finish(): DeliveryRow | null {
+    this.#check.finish()
+    return this.#row
+  }
+}
+
+/** The planner's row estimate of a query (from the statistics: costs nothing to ask). */
+async function plannedRows(trx: Trx, query: RawBuilder<unknown>): Promise<number | null> {
+  const r = await sql<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>`explain (format json) ${query}`.execute(trx)
+  const n = r.rows[0]?.['QUERY PLAN']?.[0]?.Plan?.['Plan Rows']
+  return typeof n === 'number' && Number.isFinite(n) ? n : null
 }
 
 /**
- * Rebuilds endpoints, deliveries and the attempt history from the ledger alone (folding every
- * entry through the same evolve functions the writers use) into temporary scratch tables, and
- * diffs them against the live tables — all in one repeatable-read snapshot, so it is safe on a
- * running system. Nothing live is changed.
+ * Rebuilds endpoints and deliveries from the ledger and diffs them with the live tables (see
+ * the file's comment). A healthy system has `differencesTotal === 0`.
  */
-export async function ledgerReplayVerify(db: Db): Promise<ReplayReport> {
+export async function ledgerReplayVerify(db: Db, options: ReplayOptions = {}): Promise<ReplayReport> {
   const started = performance.now()
+  const maxDifferences = Math.max(0, options.maxDifferences ?? DEFAULT_MAX_DIFFERENCES)
+  const fetchRows = Math.max(1, Math.floor(options.fetchRows ?? DEFAULT_FETCH_ROWS))
   return db
     .transaction()
     .setIsolationLevel('repeatable read')
     .execute(async (trx) => {
-      const set: ProjectionSet = { endpoints: new Map(), deliveries: new Map() }
-      const attempts: AttemptRow[] = []
-      let ledgerRows = 0
-      for await (const page of ledgerPages(trx)) {
-        for (const e of page) {
-          applyEntry(set, e)
-          const a = attemptRowOf(e, e.position)
-          if (a) attempts.push(a)
+      // The forms `to_jsonb` renders, fixed whatever the server's settings (RowJsonCodec).
+      await sql`set local timezone to 'UTC'`.execute(trx)
+      await sql`set local bytea_output to 'hex'`.execute(trx)
+      const sink = new DifferenceSink(maxDifferences)
+      const gauge = new BufferGauge()
+      const counters: ReplayCounters = { phase: 'endpoints', rows: 0, entities: 0, held: 0, peakHeld: 0 }
+      let estimatedRows: number | null = null
+      const onProgress = options.onProgress
+      const timer = onProgress
+        ? setInterval(() => {
+            try {
+              onProgress({
+                phase: counters.phase,
+                rows: counters.rows,
+                entities: counters.entities,
+                ms: Math.round(performance.now() - started),
+                estimatedRows,
+              })
+            } catch {
+              // A failing progress reporter does not stop the replay.
+            }
+          }, PROGRESS_EVERY_MS)
+        : null
+      timer?.unref()
+      try {
+        if (onProgress) {
+          const [a, b] = [await plannedRows(trx, endpointEntries), await plannedRows(trx, deliveryEntries)]
+          estimatedRows = a !== null && b !== null ? Math.round(a + b) : null
         }
-        ledgerRows += page.length
-      }
-      await fill(trx, 'replay_endpoints', 'endpoints', [...set.endpoints.values()])
-      await fill(trx, 'replay_deliveries', 'deliveries', [...set.deliveries.values()])
-      await fill(trx, 'replay_delivery_attempts', 'delivery_attempts', attempts)
-      const differences = [
-        ...(await diff(trx, 'endpoints', 'id')),
-        ...(await diff(trx, 'deliveries', 'id')),
-        ...(await diff(trx, 'delivery_attempts', 'ledger_position')),
-      ]
-      return {
-        ledgerRows,
-        endpoints: set.endpoints.size,
-        deliveries: set.deliveries.size,
-        attempts: attempts.length,
-        differences,
-        ms: Math.round(performance.now() - started),
+        const common = { sink, counters, gauge, fetchRows }
+        let mark = performance.now()
+        const lap = () => {
+          const now = performance.now()
+          const ms = Math.round(now - mark)
+          mark = now
+          return ms
+        }
+        const endpointFold = new EndpointFold(sink)
+        const endpoints = await verifyTable(trx, {
+          ...common,
+          table: 'endpoints',
+          ledgerQuery: endpointEntries,
+          keyColumn: 'endpoint_id',
+          fold: endpointFold,
+        })
+        const endpointsMs = lap()
+        const deliveryFold = new DeliveryFold(sink)
+        const deliveries = await verifyTable(trx, {
+          ...common,
+          table: 'deliveries',
+          ledgerQuery: deliveryEntries,
+          keyColumn: 'delivery_id',
+          fold: deliveryFold,
+        })
+        const deliveriesMs = lap()
+        const ledgerRows = Number(
+          (await sql<{ n: string }>`select count(*) as n from ledger`.execute(trx)).rows[0]!.n,
+        )
+        return {
+          ledgerRows,
+          endpoints: endpoints.rebuilt,
+          deliveries: deliveries.rebuilt,
+          attempts: deliveryFold.attempts,
+          differences: sink.kept,
+          differencesTotal: sink.total,
+          differencesOmitted: sink.total - sink.kept.length,
+          differenceCounts: sink.counts,
+          live: { endpoints: endpoints.live, deliveries: deliveries.live },
+          entriesFolded: { endpoints: endpoints.entries, deliveries: deliveries.entries },
+          peakHeld: counters.peakHeld,
+          peakBufferedRows: gauge.peak,
+          renderedByDatabase: endpoints.renderedByDatabase + deliveries.renderedByDatabase,
+          phaseMs: { endpoints: endpointsMs, deliveries: deliveriesMs, count: lap() },
+          ms: Math.round(performance.now() - started),
+        }
+      } finally {
+        if (timer) clearInterval(timer)
       }
     })
 }

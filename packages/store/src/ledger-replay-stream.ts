@@ -1,0 +1,247 @@
+/**
+ * One projection table verified as a stream: the ledger entries about its rows, ordered by
+ * (row id, position), merged with the live rows ordered by id. Each row's entries are folded
+ * through the core evolve function as they arrive, the result is compared with the live row,
+ * and both are dropped before the next row: memory holds one row of each side and the cursors'
+ * batches, whatever the size of the ledger.
+ */
+import { sql, type RawBuilder } from 'kysely'
+import type { LedgerRecord } from '@hookledger/core'
+import type { Trx } from './database.js'
+import { BufferGauge, ServerCursor } from './ledger-replay-cursor.js'
+import { RowJsonCodec, RowJsonError, sameJson, type RowJson } from './ledger-replay-row-json.js'
+
+export type ReplayTable = 'endpoints' | 'deliveries'
+export type ReplayDifferenceKind = 'changed' | 'missing_live' | 'extra_live' | 'inconsistent'
+
+/** One projection row that differs between the live tables and the rebuild, or a broken history. */
+export interface ReplayDifference {
+  readonly table: ReplayTable
+  readonly key: string
+  /**
+   * `changed`: both exist (`columns` names what differs); `missing_live`: only the rebuild has
+   * it; `extra_live`: only live; `inconsistent`: the row's own history breaks a rule of the
+   * engine (`position` names the entry, `problem` says what is wrong).
+   */
+  readonly kind: ReplayDifferenceKind
+  readonly columns: string[]
+  readonly live: Record<string, unknown> | null
+  readonly replayed: Record<string, unknown> | null
+  /** `inconsistent`: the ledger position of the entry at fault (absent when no one entry is). */
+  readonly position?: string
+  /** `inconsistent`: what is wrong. */
+  readonly problem?: string
+}
+
+const KINDS: readonly ReplayDifferenceKind[] = ['changed', 'missing_live', 'extra_live', 'inconsistent']
+const zeroCounts = () => Object.fromEntries(KINDS.map((k) => [k, 0])) as Record<ReplayDifferenceKind, number>
+
+/** Keeps the first `max` differences and counts them all. */
+export class DifferenceSink {
+  readonly kept: ReplayDifference[] = []
+  total = 0
+  readonly counts: Record<ReplayTable, Record<ReplayDifferenceKind, number>> = {
+    endpoints: zeroCounts(),
+    deliveries: zeroCounts(),
+  }
+  readonly #max: number
+
+  constructor(max: number) {
+    this.#max = max
+  }
+
+  /** Whether the next difference would still be kept (else only counted: skip building it). */
+  get keeping(): boolean {
+    return this.kept.length < this.#max
+  }
+
+  add(d: ReplayDifference): void {
+    this.count(d.table, d.kind)
+    if (this.kept.length < this.#max) this.kept.push(d)
+  }
+
+  count(table: ReplayTable, kind: ReplayDifferenceKind): void {
+    this.total++
+    this.counts[table][kind]++
+  }
+}
+
+/** Folds one row's entries, in position order, and checks its history on the way. */
+export interface EntityFold<R> {
+  start(key: string): void
+  apply(e: LedgerRecord): void
+  /** The rebuilt row; null when the entries never created it. */
+  finish(): R | null
+}
+
+/** What a running replay has done so far, read by the progress reporter. */
+export interface ReplayCounters {
+  phase: ReplayTable
+  /** Ledger entries folded (both tables' streams: a lease entry is folded for each). */
+  rows: number
+  /** Rows compared (rebuilt or live). */
+  entities: number
+  /** Rows (rebuilt or live) held at this moment, and the most ever held at once. */
+  held: number
+  peakHeld: number
+}
+
+export interface VerifyTableParams<R extends object> {
+  readonly table: ReplayTable
+  /** The ledger entries about the table's rows, ordered by (`keyColumn`, position). */
+  readonly ledgerQuery: RawBuilder<unknown>
+  readonly keyColumn: 'endpoint_id' | 'delivery_id'
+  readonly fold: EntityFold<R>
+  readonly sink: DifferenceSink
+  readonly counters: ReplayCounters
+  readonly gauge: BufferGauge
+  readonly fetchRows: number
+}
+
+export interface VerifyTableResult {
+  /** Rows the ledger rebuilt. */
+  readonly rebuilt: number
+  /** Rows of the live table. */
+  readonly live: number
+  /** Ledger entries folded. */
+  readonly entries: number
+  /** Rebuilt rows the database had to render (see RowJsonCodec). */
+  readonly renderedByDatabase: number
+}
+
+/**
+ * Keys must come strictly increasing in JavaScript's string order for the merge to pair rows:
+ * PostgreSQL orders uuids by their bytes, which for the lowercase hex it prints (fixed width,
+ * dashes at fixed places, '0'–'9' before 'a'–'f') is the same order. Checked on every row.
+ */
+function orderError(stream: string, before: string, after: string): Error {
+  return new Error(
+    `ledger replay: ${stream} came out of key order (${after} after ${before}); the merge relies on PostgreSQL's uuid order being JavaScript's string order`,
+  )
+}
+
+export async function verifyTable<R extends object>(trx: Trx, p: VerifyTableParams<R>): Promise<VerifyTableResult> {
+  const { table, keyColumn, fold, sink, counters } = p
+  counters.phase = table
+  const codec = await RowJsonCodec.load(trx, table)
+  const ledger = await ServerCursor.open<LedgerRecord>(trx, `replay_ledger_${table}`, p.ledgerQuery, p.fetchRows, p.gauge)
+  const live = await ServerCursor.open<{ id: string; row: RowJson }>(
+    trx,
+    `replay_live_${table}`,
+    sql`select t.id, to_jsonb(t) as row from ${sql.ref(table)} t order by t.id`,
+    p.fetchRows,
+    p.gauge,
+  )
+  const hold = (n: number) => {
+    counters.held += n
+    if (counters.held > counters.peakHeld) counters.peakHeld = counters.held
+  }
+  let rebuilt = 0
+  let liveRows = 0
+  let entries = 0
+  let lastLedgerKey = ''
+  let lastLiveKey = ''
+  let failed = false
+  try {
+    for (;;) {
+      if (ledger.needsFetch) await ledger.fill()
+      if (live.needsFetch) await live.fill()
+      const e = ledger.head()
+      const l = live.head()
+      if (e === undefined && l === undefined) break
+      const eKey = e === undefined ? null : (e[keyColumn] as string)
+      const lKey = l === undefined ? null : l.id
+      const key = eKey === null ? lKey! : lKey === null ? eKey : eKey < lKey ? eKey : lKey
+
+      let replayed: R | null = null
+      if (eKey === key) {
+        if (key <= lastLedgerKey) throw orderError(`the ledger stream of ${table}`, lastLedgerKey, key)
+        lastLedgerKey = key
+        hold(1)
+        fold.start(key)
+        for (;;) {
+          fold.apply(ledger.head()!)
+          ledger.advance()
+          entries++
+          counters.rows++
+          if (ledger.needsFetch) await ledger.fill()
+          const next = ledger.head()
+          if (next === undefined) break
+          const nextKey = next[keyColumn] as string
+          if (nextKey !== key) {
+            if (nextKey < key) throw orderError(`the ledger stream of ${table}`, key, nextKey)
+            break
+          }
+        }
+        replayed = fold.finish()
+        if (replayed !== null) rebuilt++
+      }
+      let liveRow: RowJson | null = null
+      if (lKey === key) {
+        if (key <= lastLiveKey) throw orderError(table, lastLiveKey, key)
+        lastLiveKey = key
+        hold(1)
+        liveRow = l!.row
+        live.advance()
+        liveRows++
+      }
+      await compare(trx, codec, sink, table, key, liveRow, replayed)
+      counters.entities++
+      hold(-((eKey === key ? 1 : 0) + (lKey === key ? 1 : 0)))
+    }
+  } catch (err) {
+    failed = true // the transaction ends with the error, and its cursors with it
+    throw err
+  } finally {
+    if (!failed) {
+      await ledger.close()
+      await live.close()
+    }
+  }
+  return { rebuilt, live: liveRows, entries, renderedByDatabase: codec.renderedByDatabase }
+}
+
+/** The same comparison as `live is distinct from rebuilt`, column by column, on `to_jsonb` forms. */
+async function compare(
+  trx: Trx,
+  codec: RowJsonCodec,
+  sink: DifferenceSink,
+  table: ReplayTable,
+  key: string,
+  live: RowJson | null,
+  replayed: object | null,
+): Promise<void> {
+  if (replayed === null) {
+    if (live !== null) sink.add({ table, key, kind: 'extra_live', columns: [], live, replayed: null })
+    return
+  }
+  if (live === null && !sink.keeping) {
+    sink.count(table, 'missing_live')
+    return
+  }
+  const rendered = await codec.renderRow(trx, replayed)
+  if (rendered instanceof RowJsonError) {
+    sink.add({
+      table,
+      key,
+      kind: 'inconsistent',
+      columns: [],
+      live,
+      replayed: null,
+      problem: `the rebuilt row cannot be stored in ${table}: ${rendered.error}`,
+    })
+    return
+  }
+  if (live === null) {
+    sink.add({ table, key, kind: 'missing_live', columns: [], live: null, replayed: rendered })
+    return
+  }
+  let columns: string[] | null = null
+  for (const c in live) {
+    if (!sameJson(live[c], rendered[c])) (columns ??= []).push(c)
+  }
+  for (const c in rendered) {
+    if (!(c in live)) (columns ??= []).push(c)
+  }
+  if (columns !== null) sink.add({ table, key, kind: 'changed', columns, live, replayed: rendered })
+}
