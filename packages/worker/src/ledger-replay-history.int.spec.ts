@@ -24,7 +24,7 @@ import {
 import { engineHarness, type EngineHarness, type ReceivedRequest, type ScriptedReply } from '@hookledger/testkit'
 
 const ENDPOINTS = 40
-const EVENTS = 80 // × 40 endpoints = 3,200 deliveries
+const EVENTS = 25 // × 40 endpoints = 1,000 deliveries
 
 let h: EngineHarness
 const requestsSeen = new Map<string, number>()
@@ -176,7 +176,7 @@ describe('ledger replay on a long healthy history', () => {
     const reasons = await sql<{ reason: string }>`select distinct payload->>'reason' as reason from ledger where kind = 'delivery.discarded'`.execute(h.db)
     expect(reasons.rows.map((r) => r.reason).sort()).toEqual(['endpoint_deleted', 'endpoint_disabled', 'event_pruned', 'http_status'])
     const deliveries = await sql<{ n: string }>`select count(*) as n from deliveries`.execute(h.db)
-    expect(Number(deliveries.rows[0]!.n)).toBeGreaterThanOrEqual(3_000)
+    expect(Number(deliveries.rows[0]!.n)).toBeGreaterThanOrEqual(1_000)
   })
 
   it('finds no difference', async () => {

@@ -1,6 +1,6 @@
 /**
  * `ledger replay` holds one row of each side at a time, whatever the size of the ledger: a
- * synthetic history of 50,000 deliveries (written straight in SQL, as a long-running system
+ * synthetic history of 12,000 deliveries (written straight in SQL, as a long-running system
  * would have accumulated it) is folded with at most two rows and four cursor batches in memory.
  */
 import { sql, type RawBuilder } from 'kysely'
@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ledgerReplayVerify, type Db } from '@hookledger/store'
 import { bypassLedgerGuards, testDatabase, type TestDatabase } from '@hookledger/testkit'
 
-const DELIVERIES = 50_000
+const DELIVERIES = 12_000
 const ENDPOINTS = 250
 const FETCH_ROWS = 1_000
 
