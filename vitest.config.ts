@@ -19,9 +19,9 @@ export default defineConfig({
     // One PostgreSQL for the whole run, started by the root project (skipped for unit-only runs).
     globalSetup: ['packages/testkit/src/global-setup.ts'],
     reporters: ['default'],
-    // Most e2e and int files wait on processes, sockets and PostgreSQL, not the CPU: more files
-    // than cores in flight keeps both cores busy.
-    maxWorkers: 4,
+    // Most e2e and int files wait on processes, sockets and PostgreSQL, not the CPU: three files
+    // in flight keep both cores busy (four measured no faster, with more contention).
+    maxWorkers: 3,
     projects: [
       tier('unit', ['packages/*/src/**/*.unit.spec.ts'], 10_000),
       tier('int', ['packages/*/src/**/*.int.spec.ts'], 30_000),
