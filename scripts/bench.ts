@@ -1031,10 +1031,17 @@ async function replayScenario() {
   if (!bdb) throw new Error('needs the drain scenario')
   if (argv.includes('--replay-phases'))
     log(`replay phases (ms): ${JSON.stringify(await replayPhases(bdb.db))}`)
+  // Memory: the process's RSS sampled while the replay runs, above where it started (the
+  // 1M-delivery figure comes from scripts/bench-replay-phases.ts --deliveries=1000000).
+  const rssBefore = process.memoryUsage().rss
+  let rssPeak = rssBefore
+  const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 20)
   const started = performance.now()
-  const report = await replayClean(bdb.db, 'replay')
+  const report = await replayClean(bdb.db, 'replay').finally(() => clearInterval(sampler))
   const ms = performance.now() - started
+  rssPeak = Math.max(rssPeak, process.memoryUsage().rss)
   const perSec = (report.ledgerRows / ms) * 1000
+  const rssGrowthMb = (rssPeak - rssBefore) / 1024 / 1024
   return {
     metrics: {
       ledger_rows: report.ledgerRows,
@@ -1045,8 +1052,16 @@ async function replayScenario() {
       differences: report.differencesTotal,
       peak_held: report.peakHeld,
       peak_buffered_rows: report.peakBufferedRows,
+      rss_before_mb: Math.round(rssBefore / 1024 / 1024),
+      rss_growth_mb: round(rssGrowthMb, 1),
     },
     rows: [
+      {
+        metric: 'replay memory: RSS growth (MB) while replaying the drain',
+        value: round(rssGrowthMb, 1).toFixed(1),
+        target: '—',
+        pass: null,
+      },
       {
         metric: 'ledger rows/s (replay-verify of the drain)',
         value: String(Math.round(perSec)),
