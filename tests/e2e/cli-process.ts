@@ -27,7 +27,8 @@ export async function startServe(
   const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
   // `npx` does not forward signals to the service, so tests signal the service's own pid.
   const [url, pid] = await new Promise<[string, number]>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`serve did not start:\n${output}`)), 60_000)
+    // A serve that never comes up is killed, not left behind (it may be waiting for a database).
+    const t = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`serve did not start:\n${output}`))), 60_000)
     const onData = (d: Buffer) => {
       output += d.toString()
       onOutput?.(output)
