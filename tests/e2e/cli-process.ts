@@ -22,13 +22,19 @@ export async function startServe(
   /** Called with everything printed so far, on each chunk while starting. */
   onOutput?: (output: string) => void,
 ): Promise<{ child: ChildProcess; url: string; pid: number; output: () => string; exit: Promise<number | null> }> {
-  const child = spawn('npx', ['hookledger', 'serve', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  // Its own process group, so a serve that never comes up can be killed with npx around it.
+  const child = spawn('npx', ['hookledger', 'serve', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
   let output = ''
   const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
   // `npx` does not forward signals to the service, so tests signal the service's own pid.
   const [url, pid] = await new Promise<[string, number]>((resolve, reject) => {
     // A serve that never comes up is killed, not left behind (it may be waiting for a database).
-    const t = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`serve did not start:\n${output}`))), 60_000)
+    const t = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL')
+      } catch {}
+      reject(new Error(`serve did not start:\n${output}`))
+    }, 60_000)
     const onData = (d: Buffer) => {
       output += d.toString()
       onOutput?.(output)
