@@ -1,5 +1,6 @@
 import { defaultServerConditions } from 'vite'
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config'
+import SlowFirstSequencer from './packages/testkit/src/slow-first-sequencer.js'
 
 // Workspace packages resolve to their TypeScript sources (`source` export condition); the
 // compiled `dist/` is what the `hookledger` command runs.
@@ -21,7 +22,8 @@ export default defineConfig({
     reporters: ['default'],
     // Most e2e and int files wait on processes, sockets and PostgreSQL, not the CPU: three files
     // in flight keep both cores busy (four measured no faster, with more contention).
-    maxWorkers: 3,
+    maxWorkers: 4,
+    sequence: { sequencer: SlowFirstSequencer },
     projects: [
       tier('unit', ['packages/*/src/**/*.unit.spec.ts'], 10_000),
       tier('int', ['packages/*/src/**/*.int.spec.ts'], 30_000),

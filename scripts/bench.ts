@@ -16,7 +16,7 @@
  *   claim      one claim of 64 with 10k vs 1M due deliveries (+100k completed), synthetic rows
  *   fanout     one event to 1,000 endpoints: publish -> deliveries committed (their NOTIFY)
  *
- * `--quick` runs every scenario at 1/20 scale (a smoke test for `npm test`); the process exits
+ * `--quick` runs every scenario at 1/50 scale (a smoke test for `npm test`); the process exits
  * non-zero if a scenario errors, never because it is slow. `--only=drain,latency` picks
  * scenarios (footprint and replay need drain). Prints one JSON line per scenario as it finishes
  * and a table at the end; writes everything to bench-results/latest.json.
@@ -91,7 +91,7 @@ const STATS = argv.includes('--stats')
 const PROFILE = argv.includes('--profile')
 /** Diagnostics: auto_explain statements slower than this many ms into bench-results/explain.log. */
 const EXPLAIN_MS = argv.find((a) => a.startsWith('--explain='))?.slice('--explain='.length) ?? null
-const SCALE = QUICK ? 1 / 20 : 1
+const SCALE = QUICK ? 1 / 50 : 1
 const scaled = (n: number, min = 1) => Math.max(min, Math.round(n * SCALE))
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -139,7 +139,7 @@ const cfg = {
   // 4. claim: one batch claim of 64 with 10k vs 1M due (+100k completed beside them).
   claimLimit: 64,
   claimEndpoints: 100,
-  claimSmall: scaled(10_000, 100),
+  claimSmall: scaled(10_000, 500),
   claimLarge: scaled(1_000_000, 1_000),
   claimCompleted: scaled(100_000, 100),
   claimRuns: QUICK ? 5 : 9,
@@ -1474,7 +1474,7 @@ async function main(): Promise<number> {
   let receiver: Receiver | null = null
   let pgVersion = ''
   try {
-    log(`${QUICK ? 'quick (1/20 scale)' : 'full'} run; PostgreSQL under ${dataDir}`)
+    log(`${QUICK ? 'quick (1/50 scale)' : 'full'} run; PostgreSQL under ${dataDir}`)
     mkdirSync(path.join(ROOT, 'bench-results'), { recursive: true })
     if (EXPLAIN_MS) rmSync(path.join(ROOT, 'bench-results', 'explain.log'), { force: true })
     embedded = await openEmbeddedDatabase({
@@ -1522,7 +1522,7 @@ async function main(): Promise<number> {
     await scenario('seal', () => sealScenario(shared.drain!.db, env.ledgerKey, QUICK))
     await shared.drain?.close()
     await scenario('drain-sealed', () => drainScenario(env, 'sealed'))
-    // At 1/20 scale the on ÷ off ratio is noise: the quick run keeps the chain-on drain (it
+    // At 1/50 scale the on ÷ off ratio is noise: the quick run keeps the chain-on drain (it
     // exercises the sealer) and skips the second chain-off one.
     if (!QUICK) await scenario('drain-off', () => drainScenario(env, 'plain-after'))
     await scenario('latency', () => latencyScenario(env))
@@ -1538,7 +1538,7 @@ async function main(): Promise<number> {
     )
     if (QUICK) {
       process.stdout.write(
-        'quick = 1/20 scale, a smoke test: its values are not comparable with the targets (full run).\n',
+        'quick = 1/50 scale, a smoke test: its values are not comparable with the targets (full run).\n',
       )
     }
     mkdirSync(path.dirname(RESULTS_FILE), { recursive: true })

@@ -3,10 +3,23 @@ import { spawn, type ChildProcess } from 'node:child_process'
 /** Repository root (tests run from it). */
 export const ROOT = new URL('../../', import.meta.url).pathname
 
-/** Runs `npx hookledger …` to completion; returns exit code and output. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/**
+ * The installed `hookledger` command: the bin link npm made, which is what `npx hookledger`
+ * runs. Spawned directly (npx itself costs ~0.3 s of CPU a start); `viaNpx` goes the README's
+ * way, for the cases that prove it.
+ */
+export const HOOKLEDGER_BIN = new URL('node_modules/.bin/hookledger', new URL(ROOT, 'file://')).pathname
+const command = (viaNpx: boolean | undefined, args: string[]): [string, string[]] =>
+  viaNpx ? ['npx', ['hookledger', ...args]] : [HOOKLEDGER_BIN, args]
+
+/** Runs `hookledger …` to completion; returns exit code and output. */
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  options: { viaNpx?: boolean } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn('npx', ['hookledger', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(...command(options.viaNpx, args), { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
@@ -15,18 +28,19 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: 
   })
 }
 
-/** A long-running `npx hookledger serve`, resolved once it prints its URL. */
+/** A long-running `hookledger serve`, resolved once it prints its URL. */
 export async function startServe(
   args: string[],
   env: NodeJS.ProcessEnv,
   /** Called with everything printed so far, on each chunk while starting. */
   onOutput?: (output: string) => void,
+  options: { viaNpx?: boolean } = {},
 ): Promise<{ child: ChildProcess; url: string; pid: number; output: () => string; exit: Promise<number | null> }> {
-  // Its own process group, so a serve that never comes up can be killed with npx around it.
-  const child = spawn('npx', ['hookledger', 'serve', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  // Its own process group, so a serve that never comes up is killed whole (npx included).
+  const child = spawn(...command(options.viaNpx, ['serve', ...args]), { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
   let output = ''
   const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
-  // `npx` does not forward signals to the service, so tests signal the service's own pid.
+  // `npx` does not forward signals to the service, so tests signal the service's own pid (printed).
   const [url, pid] = await new Promise<[string, number]>((resolve, reject) => {
     // A serve that never comes up is killed, not left behind (it may be waiting for a database).
     const t = setTimeout(() => {

@@ -7,7 +7,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { OPERATIONS } from '@hookledger/ops'
 import { testDatabase, type TestDatabase } from '@hookledger/testkit'
-import { ROOT, runCli } from './cli-process.js'
+import { HOOKLEDGER_BIN, ROOT, runCli } from './cli-process.js'
 
 const dir = mkdtempSync(path.join(tmpdir(), 'hookledger-mcp-e2e-'))
 let database: TestDatabase
@@ -32,7 +32,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-/** `npx hookledger mcp --owner <owner>` driven by the SDK's own client over stdio. */
+/** `npx hookledger mcp --owner <owner>` (as an MCP client is configured) driven by the SDK's own client over stdio. */
 async function mcpSession(owner: string) {
   const transport = new StdioClientTransport({
     command: 'npx',
@@ -112,7 +112,7 @@ describe('hookledger mcp: the MCP projection over stdio', () => {
   })
 
   it('writes only protocol to stdout and exits 0 when stdin closes', async () => {
-    const child = spawn('npx', ['hookledger', 'mcp', '--owner', 'acme'], {
+    const child = spawn(HOOKLEDGER_BIN, ['mcp', '--owner', 'acme'], {
       cwd: ROOT,
       env,
       stdio: ['pipe', 'pipe', 'pipe'],

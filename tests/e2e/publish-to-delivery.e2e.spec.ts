@@ -12,7 +12,8 @@ afterAll(() => removeDataDir(dataDir))
 describe('walking skeleton, end to end through the real CLI', () => {
   it('publishes 3 events over HTTP and each arrives once, signed; replay finds no difference', async () => {
     const env = { HOOKLEDGER_DATA_DIR: dataDir, HOOKLEDGER_EGRESS_ALLOW: '127.0.0.0/8', PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '' }
-    const serve = await startServe([], env)
+    // The README's way: `npx hookledger serve`.
+    const serve = await startServe([], env, undefined, { viaNpx: true })
     let verifier: Webhook | null = null
     const verified: string[] = []
     const receiver = await new TestReceiver((req) => {
@@ -25,7 +26,7 @@ describe('walking skeleton, end to end through the real CLI', () => {
       }
     }).start()
     try {
-      const created = await runCli(['token', 'create', '--owner', 'acme', '--scopes', 'admin,publish', '--json'], env)
+      const created = await runCli(['token', 'create', '--owner', 'acme', '--scopes', 'admin,publish', '--json'], env, { viaNpx: true })
       expect(created.code, created.stderr).toBe(0)
       const { token } = JSON.parse(created.stdout) as { token: string }
       const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
