@@ -22,7 +22,7 @@ export default defineConfig({
     reporters: ['default'],
     // Most e2e and int files wait on processes, sockets and PostgreSQL, not the CPU: three files
     // in flight keep both cores busy (four measured no faster, with more contention).
-    maxWorkers: 4,
+    maxWorkers: 3,
     sequence: { sequencer: SlowFirstSequencer },
     projects: [
       tier('unit', ['packages/*/src/**/*.unit.spec.ts'], 10_000),

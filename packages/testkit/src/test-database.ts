@@ -22,7 +22,14 @@ export async function testDatabase(options: { poolSize?: number } = {}): Promise
   const admin = new pg.Client({ connectionString: serverUrl.toString() })
   await admin.connect()
   try {
-    await admin.query(`create database ${name} template ${TEMPLATE_DB}`)
+    // FILE_COPY copies the small template's files (~20 ms here); the default WAL_LOG writes it
+    // all through the WAL (~80 ms). PostgreSQL before 15 has no STRATEGY: plain copy there.
+    await admin
+      .query(`create database ${name} template ${TEMPLATE_DB} strategy file_copy`)
+      .catch((err: { code?: string }) => {
+        if (err.code !== '42601' && err.code !== '42704') throw err
+        return admin.query(`create database ${name} template ${TEMPLATE_DB}`)
+      })
   } finally {
     await admin.end()
   }
