@@ -1,17 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { encodeMasterKey, generateMasterKey } from '@hookledger/core'
 import { eventInsert } from '@hookledger/store'
-import { TestReceiver, testDatabase } from '@hookledger/testkit'
+import { eventually, TestReceiver, testDatabase } from '@hookledger/testkit'
 import { runCli, startServe } from './cli-process.js'
 import { createEndpoint, publish } from './worker-fixtures.js'
-
-const until = async (what: string, check: () => Promise<boolean>, timeoutMs = 30_000) => {
-  const end = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
 
 describe('three worker processes, one endpoint', () => {
   const cleanups: (() => Promise<unknown>)[] = []
@@ -92,7 +84,7 @@ describe('three worker processes, one endpoint', () => {
     }
     await receiver.waitFor(200, 60_000)
 
-    await until('the rescued delivery to complete', async () => {
+    await eventually('the rescued delivery to complete', async () => {
       const d = await database.db.selectFrom('deliveries').select('state').where('id', '=', running.id).executeTakeFirst()
       return d?.state === 'completed'
     }).catch(async (err) => {
@@ -120,7 +112,7 @@ describe('three worker processes, one endpoint', () => {
     expect(history[2]!.payload).toMatchObject({ outcome: 'interrupted', attempt: 1 })
     // Every delivery of the busy endpoint is settled, so nothing is left to send: each event
     // arrived exactly once, and never two at once.
-    await until('the drain to settle', async () => {
+    await eventually('the drain to settle', async () => {
       const open = await database.db.selectFrom('deliveries').select('id').where('endpoint_id', '=', endpoint.id).where('state', '!=', 'completed').execute()
       return open.length === 0
     })

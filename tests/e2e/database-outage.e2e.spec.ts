@@ -4,7 +4,7 @@ import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { encodeMasterKey, generateMasterKey } from '@hookledger/core'
 import { freePort, openEmbeddedDatabase, type EmbeddedDatabase } from '@hookledger/store'
-import { removeDataDir, TestReceiver } from '@hookledger/testkit'
+import { eventually, removeDataDir, TestReceiver } from '@hookledger/testkit'
 import { runInProcess, startServe } from './cli-process.js'
 
 // A PostgreSQL of this test's own, on a fixed port, that the test stops and starts again.
@@ -25,14 +25,6 @@ afterAll(async () => {
   removeDataDir(pgDir)
   rmSync(root, { recursive: true, force: true })
 })
-
-const until = async (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000) => {
-  const end = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
 
 describe('the database goes away and comes back', () => {
   it('a service started before its database waits for it; while it is down, requests answer 503 with Retry-After; the process stays up', async () => {
@@ -62,6 +54,7 @@ describe('the database goes away and comes back', () => {
       const auth = { authorization: `Bearer ${token}` }
       expect((await fetch(`${serve.url}/api/admin/webhooks`, { headers: auth })).status).toBe(200)
 
+      const errorsBefore = serve.output().split('notifier:error').length - 1
       await stopCluster()
       const down = await fetch(`${serve.url}/api/admin/webhooks`, { headers: auth })
       expect(down.status).toBe(503)
@@ -69,11 +62,12 @@ describe('the database goes away and comes back', () => {
       expect(down.headers.get('content-type')).toContain('application/problem+json')
       expect(((await down.json()) as { code: string }).code).toBe('database_unavailable')
 
-      // The outage lasts longer than the notifier's first reconnect attempts (a fault's
-      // duration, not a wait for a backoff): LISTEN must survive failed reconnects.
-      await new Promise((r) => setTimeout(r, 2_500))
+      // The database stays down until the notifier has lost its connection and failed to
+      // reconnect at least once: LISTEN must survive failed reconnects.
+      const notifierErrors = () => serve.output().split('notifier:error').length - 1
+      await eventually('a failed LISTEN reconnect', () => notifierErrors() >= errorsBefore + 2)
       await startCluster()
-      await until('the API to answer again', async () => (await fetch(`${serve.url}/api/admin/webhooks`, { headers: auth })).status === 200)
+      await eventually('the API to answer again', async () => (await fetch(`${serve.url}/api/admin/webhooks`, { headers: auth })).status === 200)
 
       // LISTEN came back too: deliveries start on NOTIFY again, far below the 1 s poll.
       const receiver = await new TestReceiver({ status: 204 }).start()

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiTokenVerify } from '@hookledger/store'
-import { TestReceiver, testDatabase, type TestDatabase } from '@hookledger/testkit'
+import { eventually, TestReceiver, testDatabase, type TestDatabase } from '@hookledger/testkit'
 import { runCli, runInProcess, startServe } from './cli-process.js'
 
 const dir = mkdtempSync(path.join(tmpdir(), 'hookledger-owner-e2e-'))
@@ -107,13 +107,12 @@ describe('hookledger op <name>: the CLI projection of the registry', () => {
 
     // Operator ops need no owner.
     // The feed shows rows once every older transaction of the shared cluster has ended.
-    let rows: { kind: string }[] = []
-    for (let i = 0; i < 300 && rows.length === 0; i++) {
+    const rows = await eventually('the feed to show the entries', async () => {
       const feed = await runInProcess(['op', 'ledger.read', '--json', '{"limit":5}'], env)
       expect(feed.code, feed.stderr).toBe(0)
-      rows = (JSON.parse(feed.stdout) as { data: { kind: string }[] }).data
-      if (rows.length === 0) await new Promise((r) => setTimeout(r, 50))
-    }
+      const data = (JSON.parse(feed.stdout) as { data: { kind: string }[] }).data
+      return data.length > 0 && data
+    })
     expect(rows[0]!.kind).toBe('endpoint.created')
   })
 })
@@ -209,12 +208,10 @@ describe('serve at LOG_LEVEL=debug', () => {
       expect(published.status).toBe(202)
       await receiver.waitFor(1, 20_000)
       // The settle (and its log lines) has landed once the delivery reads completed.
-      for (let i = 0; ; i++) {
+      await eventually('evt_invoice completed', async () => {
         const d = await database.db.selectFrom('deliveries').select('state').where('event_id', '=', 'evt_invoice').executeTakeFirst()
-        if (d?.state === 'completed') break
-        if (i > 200) throw new Error(`evt_invoice is ${d?.state ?? 'absent'}`)
-        await new Promise((r) => setTimeout(r, 50))
-      }
+        return d?.state === 'completed'
+      })
     } finally {
       process.kill(serve.pid, 'SIGTERM')
       const code = await serve.exit

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, describe, expect, it } from 'vitest'
-import { removeDataDir, TestReceiver } from '@hookledger/testkit'
+import { eventually, removeDataDir, TestReceiver } from '@hookledger/testkit'
 import { runCli, startServe } from './cli-process.js'
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'hookledger-e2e-'))
@@ -53,13 +53,12 @@ describe('walking skeleton, end to end through the real CLI', () => {
       await receiver.waitFor(3, 20_000)
 
       // The settle is batched a few ms after the answer; poll the API until all three are completed.
-      let rows: { state: string; attempts: number; event_id: string }[] = []
-      for (let i = 0; i < 50; i++) {
+      type Row = { state: string; attempts: number; event_id: string }
+      const rows = await eventually('all three deliveries completed', async () => {
         const d = await fetch(`${serve.url}/api/admin/webhooks/${endpoint.id}/deliveries`, { headers: auth })
-        rows = ((await d.json()) as { data: typeof rows }).data
-        if (rows.length === 3 && rows.every((r) => r.state === 'completed')) break
-        await new Promise((r) => setTimeout(r, 100))
-      }
+        const data = ((await d.json()) as { data: Row[] }).data
+        return data.length === 3 && data.every((r) => r.state === 'completed') && data
+      })
       expect(rows.map((r) => [r.event_id, r.state, r.attempts]).sort()).toEqual(
         ids.map((id) => [id, 'completed', 1]).sort(),
       )

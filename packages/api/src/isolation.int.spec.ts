@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { OPERATIONS } from '@hookledger/ops'
 import { apiTokenCreate, apiTokenRevoke, fanoutRun } from '@hookledger/store'
-import { testDatabase, type TestDatabase } from '@hookledger/testkit'
+import { eventually, testDatabase, type TestDatabase } from '@hookledger/testkit'
 import { dbFingerprint, testApi, type TestApi } from './testing.js'
 
 /** The owner resources a request can name. */
@@ -313,11 +313,10 @@ describe('auth and isolation, walked over every route', () => {
     }
     // The operator sees every owner; an owner filter narrows it.
     // The feed shows rows once every older transaction of the shared cluster has ended.
-    let feed = await api.call('GET', '/api/operator/ledger?limit=200&owner_id=globex', { token: tokens.operator })
-    for (let i = 0; i < 300 && feed.body.data.length === 0; i++) {
-      await new Promise((r) => setTimeout(r, 50))
-      feed = await api.call('GET', '/api/operator/ledger?limit=200&owner_id=globex', { token: tokens.operator })
-    }
+    const feed = await eventually('the feed to show globex', async () => {
+      const answer = await api.call('GET', '/api/operator/ledger?limit=200&owner_id=globex', { token: tokens.operator })
+      return answer.body.data.length > 0 && answer
+    })
     expect(feed.body.data.length).toBeGreaterThan(0)
     expect(new Set(feed.body.data.map((e: { owner_id: string }) => e.owner_id))).toEqual(
       new Set(['globex']),

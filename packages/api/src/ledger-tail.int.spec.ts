@@ -16,7 +16,7 @@ import {
   type Db,
   type LedgerChainRow,
 } from '@hookledger/store'
-import { testDatabase, type TestDatabase } from '@hookledger/testkit'
+import { eventually, testDatabase, type TestDatabase } from '@hookledger/testkit'
 import { testApi, type TestApi } from './testing.js'
 
 let database: TestDatabase
@@ -106,13 +106,7 @@ const horizonPassed = async (xid: string) =>
  * transaction of theirs older than ours holds the horizon back until it ends.
  */
 async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 15_000
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
+  return (await eventually(what, probe, { timeoutMs: 15_000, everyMs: 10 })) as T
 }
 
 /** A reader of the feed: one page after `cursor` (null: from the start). */

@@ -13,7 +13,7 @@ import {
 } from '@hookledger/core'
 import { OPERATIONS, type OpDeps } from '@hookledger/ops'
 import type { TokenScope } from '@hookledger/store'
-import { testDatabase, type TestDatabase } from '@hookledger/testkit'
+import { eventually, testDatabase, type TestDatabase } from '@hookledger/testkit'
 import { createMcpServer, toolName } from './mcp-server.js'
 
 let database: TestDatabase
@@ -140,12 +140,11 @@ describe('createMcpServer: the MCP projection of the registry', () => {
     const operator = await connect('ignored', ['operator'])
     // The feed shows rows once every older transaction of the cluster has ended (other test
     // files share it): wait for this session's rows to come through.
-    let mine: { owner_id: string; actor: string }[] = []
-    for (let i = 0; i < 300 && mine.length === 0; i++) {
+    const mine = await eventually('the feed to show acme', async () => {
       const ledger = await operator.call('ledger_read', { limit: 200 })
-      mine = ledger.data.filter((e: { owner_id: string }) => e.owner_id === 'acme')
-      if (mine.length === 0) await new Promise((r) => setTimeout(r, 50))
-    }
+      const rows = ledger.data.filter((e: { owner_id: string }) => e.owner_id === 'acme') as { owner_id: string; actor: string }[]
+      return rows.length > 0 && rows
+    })
     expect(mine.length).toBeGreaterThan(0)
     // The ledger records who acted: this session, not a token.
     expect(new Set(mine.map((e: { actor: string }) => e.actor))).toContain('owner:mcp')

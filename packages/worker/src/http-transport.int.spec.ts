@@ -3,6 +3,7 @@ import * as http from 'node:http'
 import { isIP, type AddressInfo, type Socket } from 'node:net'
 import { createEgressPolicy, type HttpTransport } from '@hookledger/core'
 import { afterEach, describe, expect, it } from 'vitest'
+import { eventually } from '@hookledger/testkit'
 import { createHttpTransport, type HttpTransportOptions } from './http-transport.js'
 
 // Everything here talks to real node:http servers on loopback. Addresses outside loopback only
@@ -394,7 +395,7 @@ describe('HttpTransport', () => {
     const result = await t.post({ url: server.url, headers: { 'content-type': 'application/json' }, body: '{}', signal: job.signal })
     expect(result).toMatchObject({ kind: 'timeout', error: 'job timeout: the request was aborted' })
     expect(Date.now() - started).toBeLessThan(1_500)
-    for (let i = 0; i < 100 && !closedBeforeAnswer; i++) await new Promise((r) => setTimeout(r, 10))
+    await eventually('the receiver to see the request closed', () => closedBeforeAnswer, { timeoutMs: 2_000, everyMs: 10 })
     expect(closedBeforeAnswer).toBe(true)
   })
 
