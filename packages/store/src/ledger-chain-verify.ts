@@ -1,20 +1,8 @@
 import { LedgerChainVerifier, type ChainRow, type ChainVerification } from '@hookledger/core'
 import { sql } from 'kysely'
-import type { Db, Trx } from './database.js'
+import type { Db } from './database.js'
+import { cursorRows } from './server-cursor.js'
 import { CHAIN_ROW_COLUMNS, CHECKPOINT_COLUMNS, checkpointOf, compareChainKeys, leavesOf, type CheckpointRow } from './ledger-chain-rows.js'
-
-const FETCH = 5_000
-
-/** Reads a query a batch at a time through a server-side cursor (memory bounded). */
-export async function* cursorRows<R>(trx: Trx, name: string, query: ReturnType<typeof sql>, batch = FETCH): AsyncGenerator<R> {
-  await sql`declare ${sql.ref(name)} no scroll cursor for ${query}`.execute(trx)
-  for (;;) {
-    const rows = (await sql<R>`fetch ${sql.raw(String(batch))} from ${sql.ref(name)}`.execute(trx)).rows
-    for (const row of rows) yield row
-    if (rows.length < batch) break
-  }
-  await sql`close ${sql.ref(name)}`.execute(trx)
-}
 
 /** Progress of a long verification. */
 export interface ChainProgress {

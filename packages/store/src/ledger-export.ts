@@ -2,7 +2,7 @@ import type { ChainRow, LedgerCheckpoint } from '@hookledger/core'
 import { sql } from 'kysely'
 import type { Db } from './database.js'
 import { CHAIN_ROW_COLUMNS, CHECKPOINT_COLUMNS, chainAfter, checkpointOf, compareChainKeys, leavesOf, type CheckpointRow } from './ledger-chain-rows.js'
-import { cursorRows } from './ledger-chain-verify.js'
+import { cursorRows } from './server-cursor.js'
 
 /** One line of an export file (JSON lines). */
 export type LedgerExportLine =

@@ -8,7 +8,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { LedgerRecord } from '@hookledger/core'
 import type { Trx } from './database.js'
-import { BufferGauge, ServerCursor } from './ledger-replay-cursor.js'
+import { BufferGauge, ServerCursor } from './server-cursor.js'
 import { RowJsonCodec, RowJsonError, sameJson, type RowJson } from './ledger-replay-row-json.js'
 
 export type ReplayTable = 'endpoints' | 'deliveries'

@@ -22,7 +22,7 @@ import {
   type LedgerRecord,
 } from '@hookledger/core'
 import type { Db, Trx } from './database.js'
-import { BufferGauge } from './ledger-replay-cursor.js'
+import { BufferGauge } from './server-cursor.js'
 import { DeliveryHistoryCheck, EndpointHistoryCheck, type ReportProblem } from './ledger-replay-consistency.js'
 import {
   DifferenceSink,

@@ -1,5 +1,5 @@
 /**
- * A server-side cursor read a batch at a time (`declare … cursor` + `fetch forward N`), with the
+ * A server-side cursor (replay, chain verify, export) read a batch at a time (`declare … cursor` + `fetch forward N`), with the
  * next batch always requested while the caller works through the current one. Memory is two
  * batches whatever the size of the result. Cursors live in the caller's transaction: all of a
  * replay's cursors read the same snapshot.
@@ -90,5 +90,21 @@ export class ServerCursor<T> {
     this.#next = null
     this.#ended = true
     await sql`close ${sql.ref(this.#name)}`.execute(this.#trx)
+  }
+}
+
+/** The rows of a query one at a time, through a {@link ServerCursor} (memory: two batches). */
+export async function* cursorRows<T>(trx: Trx, name: string, query: RawBuilder<unknown>, batch = 5_000): AsyncGenerator<T> {
+  const cursor = await ServerCursor.open<T>(trx, name, query, batch, new BufferGauge())
+  try {
+    for (;;) {
+      if (cursor.needsFetch) await cursor.fill()
+      const row = cursor.head()
+      if (row === undefined) return
+      yield row
+      cursor.advance()
+    }
+  } finally {
+    await cursor.close()
   }
 }
