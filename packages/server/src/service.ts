@@ -27,7 +27,7 @@ import {
   type EmbeddedDatabase,
 } from '@hookledger/store'
 import { Dispatcher, LedgerSealerLoop, createHttpTransport } from '@hookledger/worker'
-import { attemptTimeoutsOf, type Config } from './config.js'
+import { attemptTimeoutsOf, snoozeBudgetOf, type Config } from './config.js'
 import { listenHttp } from './http-listener.js'
 import { loadLedgerSigningKey, loadMasterKey } from './key-files.js'
 import { StartupError } from './startup-error.js'
@@ -228,6 +228,7 @@ export async function startService(
       retentionMs: config.HOOKLEDGER_RETENTION_DAYS * 24 * 3_600_000,
       jobTimeoutMs: timeouts.jobTimeoutMs,
       leaseMs: timeouts.leaseMs,
+      snoozeBudget: snoozeBudgetOf(config),
       shutdownGraceMs: timeouts.jobTimeoutMs,
       maintenanceIntervalMs: config.HOOKLEDGER_MAINTENANCE_INTERVAL_SECONDS * 1000,
     })
