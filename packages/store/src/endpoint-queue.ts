@@ -58,3 +58,16 @@ export async function endpointQueueDrift(
   `.execute(trx)
   return { total: Number(rows[0]?.total ?? 0), rows: rows.map(({ total: _t, ...r }) => r) }
 }
+
+/**
+ * Recomputes every queue head from its definition: for rows written outside the write primitive
+ * (a bench's synthetic history). One statement; its cost follows the number of endpoints.
+ */
+export async function endpointQueueRebuildAll(trx: Trx): Promise<void> {
+  await sql`
+    insert into endpoint_queue (endpoint_id, owner_id, ready_at)
+    select endpoint_id, owner_id, ready_at from endpoint_queue_expected
+    on conflict (endpoint_id) do update set ready_at = excluded.ready_at
+    where endpoint_queue.ready_at is distinct from excluded.ready_at
+  `.execute(trx)
+}
