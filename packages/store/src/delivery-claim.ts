@@ -47,6 +47,8 @@ export interface DeliveryClaimResult {
   readonly claimed: ClaimedDelivery[]
   /** Deliveries settled at claim time (endpoint disabled/deleted, event pruned, lease busy). */
   readonly settled: number
+  /** The ledger entries the claim wrote (for instruments: outcomes are counted from these). */
+  readonly entries: readonly LedgerEntry[]
 }
 
 /** A locked due delivery and its event (null when the event was pruned). */
@@ -141,7 +143,7 @@ export function decideHeads(
  */
 export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promise<DeliveryClaimResult> {
   const { now, limit, actor } = params
-  if (limit <= 0) return { claimed: [], settled: 0 }
+  if (limit <= 0) return { claimed: [], settled: 0, entries: [] }
   const leaseUntil = new Date(now.getTime() + (params.leaseMs ?? JOB_TIMEOUT_MS))
   return db.transaction().execute(async (trx) => {
     const heads = await lockHeads(
@@ -159,7 +161,7 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
       `,
       now,
     )
-    if (heads.length === 0) return { claimed: [], settled: 0 }
+    if (heads.length === 0) return { claimed: [], settled: 0, entries: [] }
     const deliveries = heads.map((h) => h.delivery)
     const endpointIds = [...new Set(deliveries.map((d) => d.endpoint_id))].sort()
     // Lock the endpoints in a fixed order; the lease is decided on their latest state.
@@ -173,6 +175,6 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
       const delivery = written.deliveries.get(id)!
       return { delivery, endpoint: written.endpoints.get(delivery.endpoint_id)!, event: eventById.get(id)! }
     })
-    return { claimed, settled: deliveries.length - claimed.length }
+    return { claimed, settled: deliveries.length - claimed.length, entries }
   })
 }

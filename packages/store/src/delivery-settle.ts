@@ -80,8 +80,17 @@ export function deliverySettleAndClaimNext(
   items: readonly Settlement[],
   now: Date,
   next: ClaimNext,
-): Promise<{ recorded: Set<string>; claimed: ClaimedDelivery[] }> {
+): Promise<SettleResult> {
   return settle(trx, items, now, next)
+}
+
+/** What one settle recorded. */
+export interface SettleResult {
+  readonly recorded: Set<string>
+  /** The next deliveries of released endpoints, claimed in the same transaction. */
+  readonly claimed: ClaimedDelivery[]
+  /** The ledger entries written (for instruments: outcomes and endpoint transitions are counted from these). */
+  readonly entries: readonly LedgerEntry[]
 }
 
 async function settle(
@@ -89,8 +98,8 @@ async function settle(
   items: readonly Settlement[],
   now: Date,
   next: ClaimNext | null,
-): Promise<{ recorded: Set<string>; claimed: ClaimedDelivery[] }> {
-  if (items.length === 0) return { recorded: new Set(), claimed: [] }
+): Promise<SettleResult> {
+  if (items.length === 0) return { recorded: new Set(), claimed: [], entries: [] }
   const held = await deliveriesLockClaimed(
     trx,
     items.map((i) => ({ id: i.delivery.id, claimed_by: i.delivery.claimed_by!, lease_until: i.delivery.lease_until! })),
@@ -102,7 +111,7 @@ async function settle(
   const dropped = items.filter((i) => !heldById.has(i.delivery.id)).map((i) => settleDroppedEntry(i.delivery, i.outcome, { now, actor: i.actor }))
   if (kept.length === 0) {
     await ledgerWrite(trx, { entries: dropped })
-    return { recorded: new Set(), claimed: [] }
+    return { recorded: new Set(), claimed: [], entries: dropped }
   }
   const endpointIds = [...new Set(kept.map((i) => i.delivery.endpoint_id))].sort()
   const endpoints = (
@@ -133,16 +142,17 @@ async function settle(
     entries.push(...decided.entries)
     claimedIds = decided.claimedIds
   }
+  const all = [...entries, ...dropped]
   const written = await ledgerWrite(trx, {
     base: { deliveries: [...held, ...heads.map((h) => h.delivery)], endpoints },
-    entries: [...entries, ...dropped],
+    entries: all,
   })
   const eventById = new Map(heads.map((h) => [h.delivery.id, h.event]))
   const claimed = claimedIds.map((id) => {
     const delivery = written.deliveries.get(id)!
     return { delivery, endpoint: written.endpoints.get(delivery.endpoint_id)!, event: eventById.get(id)! }
   })
-  return { recorded: new Set(kept.map((i) => i.delivery.id)), claimed }
+  return { recorded: new Set(kept.map((i) => i.delivery.id)), claimed, entries: all }
 }
 
 /**
