@@ -629,6 +629,8 @@ function syntheticClaims(env: Env, n: number): ClaimedDelivery[] {
         run: 1,
         run_started_at: t,
         attempts: 0,
+        snoozes: 0,
+        snoozed_ms: 0,
         next_attempt_at: t,
         claimed_by: 'worker:ceiling',
         lease_until: new Date(t.getTime() + JOB_TIMEOUT_MS),

@@ -4,7 +4,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApi } from '@hookledger/api'
-import { encodeMasterKey, generateMasterKey } from '@hookledger/core'
+import { encodeMasterKey, generateMasterKey, systemClock } from '@hookledger/core'
 import { createLogger, createOpDeps, loadConfig } from '@hookledger/server'
 import { apiTokenCreate, createPgNotifier, type Notifier } from '@hookledger/store'
 import { TestReceiver, resolveChromium, testDatabase, type TestDatabase } from '@hookledger/testkit'
@@ -38,7 +38,7 @@ async function startStack(): Promise<Stack> {
     LOG_LEVEL: 'silent',
   })
   const log = createLogger(config)
-  const deps = createOpDeps(config, database.db, log)
+  const deps = createOpDeps(config, database.db, log, systemClock)
   const app = createApi({ deps })
   app.route('/', createUiRoutes())
   let server: ServerType | null = null

@@ -21,6 +21,24 @@ export const BUSY_SNOOZE_MS = 2_000
  * retried this much later, never in a tight loop that spends no attempts.
  */
 export const RETRY_AFTER_FLOOR_MS = 2_000
+/**
+ * How much a receiver may postpone one delivery's run with Retry-After before its answers start
+ * spending attempts: a count and a total delay. Past either, a 429/503 with Retry-After is a
+ * counted failure that waits the longer of the backoff and the asked delay, so a receiver
+ * answering `Retry-After: 0` forever costs 50 quick requests and then the usual 18, not one
+ * request every 2 s for 5.3 days.
+ */
+export interface SnoozeBudget {
+  readonly maxCount: number
+  readonly maxTotalMs: number
+}
+export const SNOOZE_BUDGET_DEFAULT: SnoozeBudget = Object.freeze({ maxCount: 50, maxTotalMs: 24 * 3_600_000 })
+
+/** Whether the run has used up its snoozes. */
+export function snoozeBudgetSpent(delivery: Pick<DeliveryRow, 'snoozes' | 'snoozed_ms'>, budget: SnoozeBudget): boolean {
+  return delivery.snoozes >= budget.maxCount || delivery.snoozed_ms >= budget.maxTotalMs
+}
+
 /** While an endpoint is failing, new deliveries wait this long before their first attempt. */
 export const COOL_DOWN_MS = 5 * 60_000
 /** A claimed delivery's lease; also the job timeout after which a lost attempt is rescued. */
@@ -95,28 +113,33 @@ export function pastRetryWindow(delivery: Pick<DeliveryRow, 'run_started_at'>, n
   return now.getTime() - delivery.run_started_at.getTime() > RETRY_WINDOW_MS
 }
 
-/** A failed, counted attempt: retried after the backoff, or discarded after the 18th. */
-function failedAttempt(attemptNo: number, facts: AttemptFacts): DeliveryOutcome {
+/**
+ * A failed, counted attempt: retried after the backoff (or `atLeastMs`, the delay a receiver
+ * asked for once its snoozes are spent, if longer), or discarded after the 18th.
+ */
+function failedAttempt(attemptNo: number, facts: AttemptFacts, atLeastMs = 0): DeliveryOutcome {
   return attemptNo >= MAX_ATTEMPTS
     ? DeliveryOutcome.discarded('max_attempts', facts)
-    : DeliveryOutcome.retryScheduled(facts, backoffAfterAttempt(attemptNo))
+    : DeliveryOutcome.retryScheduled(facts, Math.max(backoffAfterAttempt(attemptNo), atLeastMs))
 }
 
 /**
  * SPEC §5's table: what an attempt's result means for the delivery.
  *
  * - 2xx → completed
- * - 429/503 with a valid Retry-After → snoozed (no attempt spent), capped at 1 h, unless the
- *   run is past the retry window
- * - 5xx, 408, 429 without Retry-After, 3xx left unfollowed, timeout, connection failure, too
+ * - 429/503 with a Retry-After → snoozed (no attempt spent) for the asked delay, at least 2 s
+ *   (a value of 0, negative or unparseable takes that floor) and capped at 1 h, unless the run
+ *   is past the retry window; once the run's snooze budget is spent, a counted failure instead
+ * - 5xx, 408, 429/503 without Retry-After, 3xx left unfollowed, timeout, connection failure, too
  *   many redirects → retry (or discard after attempt 18)
  * - other 4xx → discarded; egress refused → discarded without spending an attempt
  */
 export function classifyAttempt(
-  delivery: Pick<DeliveryRow, 'attempts' | 'run_started_at'>,
+  delivery: Pick<DeliveryRow, 'attempts' | 'run_started_at' | 'snoozes' | 'snoozed_ms'>,
   result: AttemptResult,
   facts: AttemptFacts,
   now: Date,
+  budget: SnoozeBudget = SNOOZE_BUDGET_DEFAULT,
 ): DeliveryOutcome {
   const attemptNo = delivery.attempts + 1
   switch (result.kind) {
@@ -133,14 +156,14 @@ export function classifyAttempt(
       const s = result.status
       if (s >= 200 && s < 300) return DeliveryOutcome.completed(facts)
       if (s === 429 || s === 503) {
-        const retryAfter = parseRetryAfter(result.retryAfter, now)
-        if (retryAfter !== null) {
-          if (pastRetryWindow(delivery, now)) {
-            return DeliveryOutcome.discarded('retry_window_exceeded', facts, { counted: false })
-          }
-          return DeliveryOutcome.snoozedForRetryAfter(facts, retryAfter)
+        if (result.retryAfter === null || result.retryAfter.trim() === '') return failedAttempt(attemptNo, facts)
+        // Garbage is read as "now": it takes the floor and spends the budget like a 0.
+        const asked = Math.min(parseRetryAfter(result.retryAfter, now) ?? 0, RETRY_AFTER_CAP_MS)
+        if (snoozeBudgetSpent(delivery, budget)) return failedAttempt(attemptNo, facts, asked)
+        if (pastRetryWindow(delivery, now)) {
+          return DeliveryOutcome.discarded('retry_window_exceeded', facts, { counted: false })
         }
-        return failedAttempt(attemptNo, facts)
+        return DeliveryOutcome.snoozedForRetryAfter(facts, asked)
       }
       if (s >= 500 || s === 408 || (s >= 300 && s < 400)) return failedAttempt(attemptNo, facts)
       return DeliveryOutcome.discarded('http_status', facts, { detail: String(s) })

@@ -21,6 +21,7 @@ import {
   classifyAttempt,
   decideDelivery,
   isEndpointFailure,
+  SNOOZE_BUDGET_DEFAULT,
   pastRetryWindow,
   type AttemptFacts,
 } from './delivery-decider.js'
@@ -47,6 +48,8 @@ function delivery(over: Partial<DeliveryRow> = {}): DeliveryRow {
     run: 1,
     run_started_at: T0,
     attempts: 0,
+    snoozes: 0,
+    snoozed_ms: 0,
     next_attempt_at: T0,
     claimed_by: ACTOR,
     lease_until: at(JOB_TIMEOUT_MS),
@@ -152,9 +155,8 @@ describe('classifyAttempt: SPEC §5 outcome table', () => {
     ],
     ['408', response(408), retry],
     ['429 without Retry-After', response(429), retry],
-    ['429 with an unreadable Retry-After', response(429, 'soon'), retry],
+    ['429 with an empty Retry-After (as good as none)', response(429, '  '), retry],
     ['503 without Retry-After', response(503), retry],
-    ['503 with a fractional Retry-After', response(503, '1.5'), retry],
     ['500', response(500), retry],
     ['500 with Retry-After (only 429/503 honour it)', response(500, '60'), retry],
     ['502', response(502), retry],
@@ -187,6 +189,8 @@ describe('classifyAttempt: SPEC §5 outcome table', () => {
       ['503, delta seconds', 503, '30', 30 * s],
       ['503, zero (floored: never a tight loop)', 503, '0', RETRY_AFTER_FLOOR_MS],
       ['503, negative (read as now, floored)', 503, '-5', RETRY_AFTER_FLOOR_MS],
+      ['429, unreadable (read as now, floored)', 429, 'soon', RETRY_AFTER_FLOOR_MS],
+      ['503, fractional (unreadable, floored)', 503, '1.5', RETRY_AFTER_FLOOR_MS],
       ['429, exactly the cap', 429, '3600', RETRY_AFTER_CAP_MS],
       ['429, over the cap', 429, '3601', RETRY_AFTER_CAP_MS],
       ['503, a day (capped)', 503, '86400', RETRY_AFTER_CAP_MS],
@@ -301,6 +305,60 @@ describe('classifyAttempt: SPEC §5 outcome table', () => {
     ])('past the window, %s', (_name, result, type) => {
       expect(classifyAttempt(d, result, facts(), at(RETRY_WINDOW_MS + h)).type).toBe(type)
     })
+  })
+})
+
+describe('the snooze budget: Retry-After postpones a run for free only so often, and so long', () => {
+  const now = at(0)
+  const budget = { maxCount: 3, maxTotalMs: 10 * min }
+  it.each<[string, Partial<DeliveryRow>, string, DeliveryOutcome['type'], number]>([
+    ['no snoozes yet', { snoozes: 0, snoozed_ms: 0 }, '60', 'snoozed_retry_after', 60 * s],
+    ['one snooze left by count', { snoozes: 2, snoozed_ms: 4 * s }, '0', 'snoozed_retry_after', RETRY_AFTER_FLOOR_MS],
+    ['count spent: a counted attempt, after the backoff', { snoozes: 3, snoozed_ms: 6 * s }, '0', 'retry_scheduled', backoffAfterAttempt(3)],
+    ['time spent: a counted attempt', { snoozes: 1, snoozed_ms: 10 * min }, '1', 'retry_scheduled', backoffAfterAttempt(3)],
+    ['spent, asking longer than the backoff: waits what was asked', { snoozes: 3, snoozed_ms: 0 }, '3000', 'retry_scheduled', 3000 * s],
+    ['spent, asking past the cap: the cap', { snoozes: 3, snoozed_ms: 0 }, '86400', 'retry_scheduled', Math.max(backoffAfterAttempt(3), RETRY_AFTER_CAP_MS)],
+    ['spent, garbage: the backoff', { snoozes: 3, snoozed_ms: 0 }, 'soon', 'retry_scheduled', backoffAfterAttempt(3)],
+  ])('%s', (_name, over, header, type, delayMs) => {
+    const outcome = classifyAttempt(delivery({ attempts: 2, ...over }), response(429, header), facts(), now, budget)
+    expect(outcome.type).toBe(type)
+    expect(outcome).toMatchObject(type === 'retry_scheduled' ? { backoff_ms: delayMs } : { retry_after_ms: delayMs })
+  })
+
+  it('spent on the last attempt: discarded for max_attempts', () => {
+    const d = delivery({ attempts: MAX_ATTEMPTS - 1, snoozes: 3 })
+    expect(classifyAttempt(d, response(503, '0'), facts(), now, budget)).toMatchObject({ type: 'discarded', reason: 'max_attempts' })
+  })
+
+  it('a budget of zero honours no Retry-After for free', () => {
+    expect(classifyAttempt(delivery(), response(503, '5'), facts(), now, { maxCount: 0, maxTotalMs: h }).type).toBe('retry_scheduled')
+  })
+
+  it('the default allows 50 snoozes or 24 h', () => {
+    expect(SNOOZE_BUDGET_DEFAULT).toEqual({ maxCount: 50, maxTotalMs: 24 * h })
+    expect(classifyAttempt(delivery({ snoozes: 49 }), response(429, '0'), facts(), now).type).toBe('snoozed_retry_after')
+    expect(classifyAttempt(delivery({ snoozes: 50 }), response(429, '0'), facts(), now).type).toBe('retry_scheduled')
+  })
+
+  it('a receiver answering Retry-After: 0 forever costs the budget and then the 18 attempts, not 43,000 requests a day', () => {
+    let row: DeliveryRow = delivery({ state: 'pending', claimed_by: null, lease_until: null })
+    let clock = T0
+    let requests = 0
+    while (row.state !== 'discarded' && requests < 10_000) {
+      row = { ...row, state: 'running' }
+      requests++
+      const outcome = classifyAttempt(row, response(429, '0'), facts({ started_at: clock }), clock)
+      for (const e of decideDelivery(row, outcome, { now: clock, actor: ACTOR })) row = evolveDelivery(row, e)!
+      clock = row.next_attempt_at ?? clock
+    }
+    expect(row).toMatchObject({ state: 'discarded', attempts: MAX_ATTEMPTS, snoozes: 50, snoozed_ms: 50 * RETRY_AFTER_FLOOR_MS })
+    expect(requests).toBe(50 + MAX_ATTEMPTS)
+  })
+
+  it('the projection counts each snooze and its delay, and a new run starts from zero', () => {
+    const d = delivery({ snoozes: 4, snoozed_ms: 9 * s })
+    const [, snoozed] = decideDelivery(d, DeliveryOutcome.snoozedForRetryAfter(facts(), 30 * s), { now, actor: ACTOR })
+    expect(evolveDelivery(d, snoozed!)).toMatchObject({ snoozes: 5, snoozed_ms: 39 * s })
   })
 })
 
@@ -893,6 +951,8 @@ describe('evolveDelivery on each entry kind', () => {
       run: 1,
       run_started_at: T0,
       attempts: 0,
+      snoozes: 0,
+      snoozed_ms: 0,
       next_attempt_at: at(5 * min),
       claimed_by: null,
       lease_until: null,
@@ -1005,7 +1065,7 @@ describe('evolveDelivery on each entry kind', () => {
     })
   })
 
-  it('delivery.snoozed → pending at the given time', () => {
+  it('delivery.snoozed → pending at the given time, one more snooze in the budget', () => {
     expect(
       evolveDelivery(
         row,
@@ -1015,6 +1075,8 @@ describe('evolveDelivery on each entry kind', () => {
       ...row,
       ...released,
       state: 'pending',
+      snoozes: 1,
+      snoozed_ms: h - 60 * s,
       next_attempt_at: at(h),
       updated_at: at(60 * s),
     })
@@ -1063,6 +1125,8 @@ describe('evolveDelivery on each entry kind', () => {
       run: 2,
       run_started_at: at(60 * s),
       attempts: 0,
+      snoozes: 0,
+      snoozed_ms: 0,
       next_attempt_at: at(60 * s),
       last_status: null,
       last_error: null,

@@ -41,6 +41,9 @@ export interface DeliveryRow {
   run: number
   run_started_at: Date
   attempts: number
+  /** Retry-After snoozes in this run, and their total delay (the snooze budget). */
+  snoozes: number
+  snoozed_ms: number
   next_attempt_at: Date | null
   claimed_by: string | null
   lease_until: Date | null
@@ -168,6 +171,8 @@ export function evolveDelivery(row: DeliveryRow | null, e: LedgerEntry): Deliver
       run: 1,
       run_started_at: at,
       attempts: 0,
+      snoozes: 0,
+      snoozed_ms: 0,
       next_attempt_at: date(e.payload.next_attempt_at),
       claimed_by: null,
       lease_until: null,
@@ -220,6 +225,8 @@ export function evolveDelivery(row: DeliveryRow | null, e: LedgerEntry): Deliver
         ...row,
         ...released,
         state: 'pending',
+        snoozes: row.snoozes + 1,
+        snoozed_ms: row.snoozed_ms + e.payload.retry_after_ms,
         next_attempt_at: date(e.payload.next_attempt_at),
         updated_at: at,
       }
@@ -240,6 +247,8 @@ export function evolveDelivery(row: DeliveryRow | null, e: LedgerEntry): Deliver
         run: e.payload.run,
         run_started_at: at,
         attempts: 0,
+        snoozes: 0,
+        snoozed_ms: 0,
         next_attempt_at: date(e.payload.next_attempt_at),
         last_status: null,
         last_error: null,

@@ -10,6 +10,7 @@ import {
   parseLedgerSigningKey,
   parseMasterKey,
   type AttemptTimeouts,
+  type SnoozeBudget,
 } from '@hookledger/core'
 
 const intIn = (min: number, max: number, def: number) =>
@@ -93,6 +94,8 @@ export const configSchema = z.object({
   HOOKLEDGER_JOB_TIMEOUT_SECONDS: intIn(1, 600, 15),
   HOOKLEDGER_HTTP_TIMEOUT_SECONDS: intIn(1, 599, 0),
   HOOKLEDGER_MAINTENANCE_INTERVAL_SECONDS: intIn(1, 3600, 5),
+  HOOKLEDGER_SNOOZE_BUDGET_COUNT: intIn(0, 10_000, 50),
+  HOOKLEDGER_SNOOZE_BUDGET_HOURS: intIn(0, 128, 24),
   HOOKLEDGER_PUBLIC_URL: checked((v) => new URL(v).toString().replace(/\/$/, '')),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
@@ -115,6 +118,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     throw err
   }
   return parsed.data
+}
+
+/** How long Retry-After may postpone one delivery's run for free (count and total delay). */
+export function snoozeBudgetOf(config: Pick<Config, 'HOOKLEDGER_SNOOZE_BUDGET_COUNT' | 'HOOKLEDGER_SNOOZE_BUDGET_HOURS'>): SnoozeBudget {
+  return { maxCount: config.HOOKLEDGER_SNOOZE_BUDGET_COUNT, maxTotalMs: config.HOOKLEDGER_SNOOZE_BUDGET_HOURS * 3_600_000 }
 }
 
 /** HTTP timeout < job timeout < lease, from the settings (validated at start by loadConfig). */

@@ -1,5 +1,4 @@
 import { parseArgs } from 'node:util'
-import { systemClock } from '@hookledger/core'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import type { CliIo } from '@hookledger/cli'
 import { processIo } from './cli-io.js'
@@ -52,10 +51,9 @@ async function tokenCommand(io: CliIo, config: Config, sub: string | undefined, 
     options: { owner: { type: 'string' }, scopes: { type: 'string' }, label: { type: 'string' }, json: { type: 'boolean' } },
   })
   const cli = await import('@hookledger/cli')
-  const now = systemClock.now()
-  if (sub === 'create') return withDatabase(config, ({ db }) => cli.tokenCreateCommand(db, io, { ...values, now }))
+  if (sub === 'create') return withDatabase(config, ({ db, clock }) => cli.tokenCreateCommand(db, io, { ...values, now: clock.now() }))
   if (sub === 'list') return withDatabase(config, ({ db }) => cli.tokenListCommand(db, io, values))
-  if (sub === 'revoke') return withDatabase(config, ({ db }) => cli.tokenRevokeCommand(db, io, { id: positionals[0], now }))
+  if (sub === 'revoke') return withDatabase(config, ({ db, clock }) => cli.tokenRevokeCommand(db, io, { id: positionals[0], now: clock.now() }))
   return null
 }
 
@@ -85,7 +83,7 @@ async function ledgerCommand(io: CliIo, config: Config, sub: string | undefined,
     case 'audit':
       return withDatabase(config, ({ db }) => cli.ledgerAuditCommand(db, io, values))
     case 'checkpoint':
-      return withDatabase(config, ({ db }) => cli.ledgerCheckpointCommand(db, io, { key: loadLedgerSigningKey(config), now: systemClock.now(), json: values.json }))
+      return withDatabase(config, ({ db, clock }) => cli.ledgerCheckpointCommand(db, io, { key: loadLedgerSigningKey(config), now: clock.now(), json: values.json }))
     case 'public-key':
       return cli.ledgerPublicKeyCommand(io, { key: loadLedgerSigningKey(config) })
     case 'export':
@@ -109,8 +107,8 @@ async function opCommand(io: CliIo, config: Config, name: string | undefined, re
   const { values } = parseArgs({ args: rest, options: { owner: { type: 'string' }, json: { type: 'string' } } })
   const cli = await import('@hookledger/cli')
   const { createLogger, createOpDeps } = await import('./service.js')
-  return withDatabase(config, ({ db }) =>
-    cli.opCommand(createOpDeps(config, db, createLogger({ LOG_LEVEL: 'warn' }, process.stderr)), io, { name, ...values }),
+  return withDatabase(config, ({ db, clock }) =>
+    cli.opCommand(createOpDeps(config, db, createLogger({ LOG_LEVEL: 'warn' }, process.stderr), clock), io, { name, ...values }),
   )
 }
 

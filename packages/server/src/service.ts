@@ -8,7 +8,6 @@ import {
   createEgressPolicy,
   createEventCatalog,
   createSecretBox,
-  systemClock,
   type Clock,
 } from '@hookledger/core'
 import { createApi } from '@hookledger/api'
@@ -19,6 +18,7 @@ import {
   apiTokenCreate,
   createDb,
   createPgNotifier,
+  DatabaseClock,
   createTableEmbedAdmits,
   migrateToLatest,
   openEmbeddedDatabase,
@@ -27,7 +27,7 @@ import {
   type EmbeddedDatabase,
 } from '@hookledger/store'
 import { Dispatcher, LedgerSealerLoop, createHttpTransport } from '@hookledger/worker'
-import { attemptTimeoutsOf, type Config } from './config.js'
+import { attemptTimeoutsOf, snoozeBudgetOf, type Config } from './config.js'
 import { listenHttp } from './http-listener.js'
 import { loadLedgerSigningKey, loadMasterKey } from './key-files.js'
 import { StartupError } from './startup-error.js'
@@ -66,6 +66,8 @@ export function createLogger(
 export interface OpenDatabase {
   readonly db: Db
   readonly url: string
+  /** The database's clock (see store's DatabaseClock): every rule of this process reads it. */
+  readonly clock: Clock
   close(): Promise<void>
 }
 
@@ -103,10 +105,13 @@ export async function openDatabase(
   const db = createDb(pool)
   if (options.waitForDatabase) await untilReachable(db, log, options.waitForDatabase.signal)
   await migrateToLatest(db)
+  const clock = await DatabaseClock.start(db, { logger: log })
   return {
     db,
     url,
+    clock,
     close: async () => {
+      clock.stop()
       await db.destroy()
       await embedded?.stop()
     },
@@ -136,7 +141,7 @@ async function untilReachable(db: Db, log: Pino, signal: AbortSignal): Promise<v
 }
 
 /** The operation dependencies for a config and database. */
-export function createOpDeps(config: Config, db: Db, log: Pino, clock: Clock = systemClock, port = config.PORT): OpDeps {
+export function createOpDeps(config: Config, db: Db, log: Pino, clock: Clock, port = config.PORT): OpDeps {
   // Already read and validated by loadConfig.
   const extra = config.HOOKLEDGER_CATALOG_FILE?.entries ?? []
   return {
@@ -178,7 +183,7 @@ export async function startService(
   let deps: OpDeps
   try {
     database = await openDatabase(config, log, role === 'all' ? 6 : 4, options.stopSignal ? { waitForDatabase: { signal: options.stopSignal } } : {})
-    deps = createOpDeps(config, database.db, log)
+    deps = createOpDeps(config, database.db, log, database.clock)
   } catch (err) {
     await database?.close()
     await listener?.close()
@@ -228,6 +233,7 @@ export async function startService(
       retentionMs: config.HOOKLEDGER_RETENTION_DAYS * 24 * 3_600_000,
       jobTimeoutMs: timeouts.jobTimeoutMs,
       leaseMs: timeouts.leaseMs,
+      snoozeBudget: snoozeBudgetOf(config),
       shutdownGraceMs: timeouts.jobTimeoutMs,
       maintenanceIntervalMs: config.HOOKLEDGER_MAINTENANCE_INTERVAL_SECONDS * 1000,
     })

@@ -15,6 +15,7 @@ const FROZEN: Record<string, string> = {
   '0005_delivery_id_from_pair.sql': 'acba9b75e4e540fc20d0f8de0bc81682e80d13d93e25475136805f41ee58c4d3',
   '0006_ledger_enforced.sql': '1a2085fe402715a8ee94c5ededeab27a5d7b05bd921bd60d89d3d3370bfe499e',
   '0007_ledger_checkpoints.sql': '9f19b06ecd3f411995dcc6e8880a5ec5481ba1f01bfcdb77328a1934bf5d00ec',
+  '0008_delivery_snooze_budget.sql': 'a1deb0502cb5dc7279276c041021bc7ce09ae668a663e9892f13a1069b0aa9ad',
 }
 
 describe('migrations', () => {

@@ -19,7 +19,7 @@ export const ENDPOINT_COLUMNS = [
 export const DELIVERY_COLUMNS = [
   'id', 'owner_id', 'endpoint_id', 'event_id', 'event_type', 'state', 'run', 'run_started_at',
   'attempts', 'next_attempt_at', 'claimed_by', 'lease_until', 'last_status', 'last_error',
-  'created_at', 'updated_at',
+  'created_at', 'updated_at', 'snoozes', 'snoozed_ms',
 ] as const satisfies readonly (keyof DeliveryRow)[]
 
 // Compile-time check that each list names every field of its row type.

@@ -6,6 +6,7 @@ import {
   generateWebhookSecret,
   secretKeyId,
   type EndpointRow,
+  type SnoozeBudget,
 } from '@hookledger/core'
 import {
   endpointCreate,
@@ -25,6 +26,7 @@ export interface HarnessOptions {
   readonly start?: string
   readonly embedAdmits?: EmbedAdmits
   readonly transportTimeoutMs?: number
+  readonly snoozeBudget?: SnoozeBudget
 }
 
 /**
@@ -50,6 +52,7 @@ export async function engineHarness(options: HarnessOptions = {}) {
     embedAdmits: options.embedAdmits ?? (async () => false),
     workerId: 'harness',
     concurrency: options.concurrency ?? 16,
+    ...(options.snoozeBudget ? { snoozeBudget: options.snoozeBudget } : {}),
   })
   const owner = 'default'
   let seq = 0

@@ -6,6 +6,7 @@ import {
   type Clock,
   type HttpTransport,
   type SecretBox,
+  type SnoozeBudget,
 } from '@hookledger/core'
 import type { ClaimedDelivery, Settlement } from '@hookledger/store'
 
@@ -15,6 +16,7 @@ export interface ExecutorDeps {
   readonly secretBox: SecretBox
   readonly actor: string
   readonly jobTimeoutMs?: number
+  readonly snoozeBudget?: SnoozeBudget
 }
 
 /** The thin body: type, subject, id — and `data`, which carries identifiers and flags only. */
@@ -84,5 +86,5 @@ export async function executeDelivery(claimed: ClaimedDelivery, deps: ExecutorDe
     address: result.kind === 'response' ? result.address : result.kind === 'egress_blocked' ? result.address : null,
     ...(result.kind === 'response' && result.bodyExcerpt ? { response_excerpt: result.bodyExcerpt } : {}),
   }
-  return { delivery, actor: deps.actor, outcome: classifyAttempt(delivery, result, facts, deps.clock.now()) }
+  return { delivery, actor: deps.actor, outcome: classifyAttempt(delivery, result, facts, deps.clock.now(), deps.snoozeBudget) }
 }

@@ -5,6 +5,7 @@ import {
   type HttpTransport,
   type Logger,
   type SecretBox,
+  type SnoozeBudget,
 } from '@hookledger/core'
 import {
   DELIVERIES_CHANNEL,
@@ -51,6 +52,8 @@ export interface DispatcherOptions {
    * Longer than the job timeout (see core `deriveAttemptTimeouts`); defaults to it.
    */
   readonly leaseMs?: number
+  /** How long Retry-After may postpone a run before it spends attempts (core's default). */
+  readonly snoozeBudget?: SnoozeBudget
 }
 
 /** Counts of one `runOnce` step. */
@@ -210,6 +213,7 @@ export class Dispatcher {
       secretBox: this.#o.secretBox,
       actor: this.#actor,
       ...(this.#o.jobTimeoutMs !== undefined ? { jobTimeoutMs: this.#o.jobTimeoutMs } : {}),
+      ...(this.#o.snoozeBudget !== undefined ? { snoozeBudget: this.#o.snoozeBudget } : {}),
     })
       .then((settlement) => this.#settler.add(settlement))
       .catch((err) => this.#log.error({ err, delivery_id: c.delivery.id }, 'executor:error'))
@@ -257,6 +261,7 @@ export class Dispatcher {
           transport: this.#o.transport,
           secretBox: this.#o.secretBox,
           actor: this.#actor,
+          ...(this.#o.snoozeBudget !== undefined ? { snoozeBudget: this.#o.snoozeBudget } : {}),
         }),
       ),
     )

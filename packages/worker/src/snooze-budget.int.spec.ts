@@ -1,0 +1,138 @@
+/**
+ * The snooze budget on a real database: a receiver that answers `429 Retry-After: 0` forever
+ * gets the budget's snoozes, then counted attempts on the usual backoff, then the discard — and
+ * a database migrated forward from before the budget existed gets the counts its ledger implies.
+ */
+import { readdirSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import pg from 'pg'
+import { sql } from 'kysely'
+import { afterEach, describe, expect, inject, it } from 'vitest'
+import { MAX_ATTEMPTS, RETRY_AFTER_FLOOR_MS } from '@hookledger/core'
+import { MIGRATIONS_DIR, createDb, endpointRedeliver, ledgerReplayVerify, migrateToLatest, type Db } from '@hookledger/store'
+import { engineHarness, type EngineHarness } from '@hookledger/testkit'
+
+let harness: EngineHarness | null = null
+afterEach(async () => {
+  await harness?.close()
+  harness = null
+})
+
+/** Steps the fake clock to each next attempt until the delivery settles for good. */
+async function driveToTheEnd(h: EngineHarness, eventId: string): Promise<number> {
+  let requests = 0
+  for (let i = 0; i < 500; i++) {
+    const r = await h.step()
+    requests += r.attempted
+    const d = await h.deliveryOf(eventId)
+    if (d.state === 'completed' || d.state === 'discarded') return requests
+    h.clock.set(d.next_attempt_at!)
+  }
+  throw new Error('the delivery never settled')
+}
+
+describe('the snooze budget', () => {
+  it('Retry-After: 0 forever → the budget of snoozes, then 18 counted attempts, then discarded; the replay agrees', async () => {
+    const h = (harness = await engineHarness({ reply: { status: 429, headers: { 'retry-after': '0' } }, snoozeBudget: { maxCount: 5, maxTotalMs: 3_600_000 } }))
+    await h.createEndpoint()
+    await h.publish({ id: 'evt_ra0' })
+    const requests = await driveToTheEnd(h, 'evt_ra0')
+    expect(requests).toBe(5 + MAX_ATTEMPTS)
+    const d = await h.deliveryOf('evt_ra0')
+    expect(d).toMatchObject({ state: 'discarded', attempts: MAX_ATTEMPTS, snoozes: 5, snoozed_ms: 5 * RETRY_AFTER_FLOOR_MS })
+    const kinds = (await h.ledgerOf('delivery_id', d.id)).map((e) => e.kind)
+    expect(kinds.filter((k) => k === 'delivery.snoozed')).toHaveLength(5)
+    expect(kinds.filter((k) => k === 'delivery.retry_scheduled')).toHaveLength(MAX_ATTEMPTS - 1)
+    expect((await h.replay()).differences).toEqual([])
+  })
+
+  it('garbage in Retry-After takes the floor and spends the budget like a 0', async () => {
+    const h = (harness = await engineHarness({ reply: { status: 503, headers: { 'retry-after': 'whenever' } }, snoozeBudget: { maxCount: 2, maxTotalMs: 3_600_000 } }))
+    await h.createEndpoint()
+    await h.publish({ id: 'evt_garbage' })
+    const t0 = h.clock.now().getTime()
+    await h.step()
+    const first = await h.deliveryOf('evt_garbage')
+    expect(first).toMatchObject({ state: 'pending', attempts: 0, snoozes: 1 })
+    expect(first.next_attempt_at!.getTime() - t0).toBe(RETRY_AFTER_FLOOR_MS)
+    h.clock.set(first.next_attempt_at!)
+    await h.step()
+    h.clock.set((await h.deliveryOf('evt_garbage')).next_attempt_at!)
+    await h.step()
+    expect(await h.deliveryOf('evt_garbage')).toMatchObject({ state: 'retryable', attempts: 1, snoozes: 2 })
+  })
+})
+
+describe('migration 0008 on a database from before the budget', () => {
+  it('fills snoozes and snoozed_ms from the ledger (since the run began), so a replay finds nothing to differ', async () => {
+    // History made by today's engine: two snoozes and a 404, a redelivery, one snooze, completed.
+    const h = (harness = await engineHarness())
+    const { endpoint } = await h.createEndpoint()
+    h.receiver.enqueue(
+      { status: 429, headers: { 'retry-after': '30' } },
+      { status: 429, headers: { 'retry-after': '60' } },
+      { status: 404 },
+      { status: 503, headers: { 'retry-after': '45' } },
+      { status: 200 },
+    )
+    await h.publish({ id: 'evt_hist' })
+    await driveToTheEnd(h, 'evt_hist')
+    expect(await h.deliveryOf('evt_hist')).toMatchObject({ state: 'discarded', snoozes: 2, snoozed_ms: 90_000 })
+    await h.db.transaction().execute((trx) => endpointRedeliver(trx, { owner_id: h.owner, now: h.clock.now(), actor: 'owner:test' }, endpoint.id))
+    expect(await h.deliveryOf('evt_hist')).toMatchObject({ state: 'pending', run: 2, snoozes: 0, snoozed_ms: 0 })
+    await driveToTheEnd(h, 'evt_hist')
+    const done = await h.deliveryOf('evt_hist')
+    expect(done).toMatchObject({ state: 'completed', run: 2, snoozes: 1, snoozed_ms: 45_000 })
+
+    // The same rows in a database at migration 0007, as that schema held them.
+    const old = await emptyDatabase()
+    const dir = mkdtempSync(path.join(tmpdir(), 'hookledger-migrations-'))
+    try {
+      for (const f of readdirSync(MIGRATIONS_DIR).filter((f) => f <= '0007_~')) copyFileSync(path.join(MIGRATIONS_DIR, f), path.join(dir, f))
+      await migrateToLatest(old.db, dir + '/')
+      await copyHistory(h.db, old.db)
+      expect(await migrateToLatest(old.db)).toContain('0008_delivery_snooze_budget')
+      const migrated = await old.db.selectFrom('deliveries').selectAll().where('id', '=', done.id).executeTakeFirstOrThrow()
+      expect(migrated).toMatchObject({ snoozes: 1, snoozed_ms: 45_000 })
+      expect((await ledgerReplayVerify(old.db)).differences).toEqual([])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+      await old.close()
+    }
+  })
+})
+
+/** A database with nothing in it, on the test cluster. */
+async function emptyDatabase(): Promise<{ db: Db; close(): Promise<void> }> {
+  const server = new URL(inject('pgServerUrl'))
+  const name = `t_old_${Math.random().toString(16).slice(2, 10)}`
+  const admin = new pg.Client({ connectionString: server.toString() })
+  await admin.connect()
+  await admin.query(`create database ${name}`)
+  await admin.end()
+  const pool = new pg.Pool({ connectionString: Object.assign(new URL(server), { pathname: `/${name}` }).toString(), max: 2 })
+  pool.on('error', () => {})
+  const db = createDb(pool)
+  return { db, close: () => db.destroy() }
+}
+
+/** Copies ledger, events, endpoints and deliveries (without the new columns) in one transaction. */
+async function copyHistory(from: Db, to: Db): Promise<void> {
+  const rows = async (table: string, columns: string) =>
+    JSON.stringify((await sql.raw(`select coalesce(jsonb_agg(to_jsonb(t) - ${columns}), '[]') as j from ${table} t`).execute(from)).rows[0])
+  const ledger = await rows('ledger', `'tx_id'`)
+  const events = await rows('events', `'{}'::text[]`)
+  const endpoints = await rows('endpoints', `'{}'::text[]`)
+  const deliveries = await rows('deliveries', `'{snoozes,snoozed_ms}'::text[]`)
+  await to.transaction().execute(async (trx) => {
+    const load = (table: string, json: string, overriding = '') =>
+      sql.raw(`insert into ${table} ${overriding} select * from jsonb_populate_recordset(null::${table}, '${json.replaceAll("'", "''")}'::jsonb -> 'j')`).execute(trx)
+    await sql.raw(`insert into ledger (position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, payload, actor) overriding system value
+      select position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, payload, actor
+      from jsonb_populate_recordset(null::ledger, '${ledger.replaceAll("'", "''")}'::jsonb -> 'j')`).execute(trx)
+    await load('events', events)
+    await load('endpoints', endpoints)
+    await load('deliveries', deliveries)
+  })
+}
