@@ -4,7 +4,18 @@ import path from 'node:path'
 import pg from 'pg'
 import { sql } from 'kysely'
 import { createSecretBox, encodeMasterKey, generateLedgerSigningKey, generateMasterKey, generateWebhookSecret, secretKeyId } from '@hookledger/core'
-import { apiTokenCreate, createDb, endpointCreate, eventInsert, freePort, migrateToLatest, openEmbeddedDatabase, type Db, type EmbeddedDatabase } from '@hookledger/store'
+import {
+  apiTokenCreate,
+  createDb,
+  endpointCreate,
+  eventInsert,
+  freePort,
+  migrateToLatest,
+  openEmbeddedDatabase,
+  runningCluster,
+  type Db,
+  type EmbeddedDatabase,
+} from '@hookledger/store'
 import { eventually, removeDataDir } from '@hookledger/testkit'
 import { startServe } from '../e2e/cli-process.js'
 import type { VerifyingReceiver } from './verifying-receiver.js'
@@ -75,17 +86,27 @@ export class FaultRig {
     this.#cluster = await openEmbeddedDatabase({ dataDir: this.#pgDir, port: this.port, settings: { fsync: 'off' } })
   }
 
-  /** `pg_ctl stop -m fast`: every connection is terminated (57P01), new ones are refused. */
-  async stopDatabase(): Promise<void> {
+  /**
+   * `fast` is `pg_ctl stop -m fast`: every session is terminated (57P01), then new connections
+   * are refused. `immediate` is what `pg_ctl stop -m immediate` sends, SIGQUIT to the
+   * postmaster: sessions just drop, and the next start runs crash recovery.
+   */
+  async stopDatabase(mode: 'fast' | 'immediate' = 'fast'): Promise<void> {
+    if (mode === 'immediate' && this.#cluster) {
+      const { clusterDir } = this.#cluster
+      const running = runningCluster(clusterDir)
+      if (running) process.kill(running.pid, 'SIGQUIT')
+      await eventually('the postmaster to exit', () => runningCluster(clusterDir) === null)
+    }
     await this.#cluster?.stop()
   }
 
   /** The fault itself: the database is down for `ms`, then back. */
-  async outage(ms: number, whileDown?: () => Promise<void>): Promise<void> {
-    await this.stopDatabase()
+  async outage(ms: number, options: { mode?: 'fast' | 'immediate'; whileDown?: () => Promise<void> } = {}): Promise<void> {
+    await this.stopDatabase(options.mode)
     this.outages++
     const held = new Promise((r) => setTimeout(r, ms))
-    await whileDown?.()
+    await options.whileDown?.()
     await held
     await this.startDatabase()
   }
