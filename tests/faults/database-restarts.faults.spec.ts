@@ -99,6 +99,6 @@ describe('the database restarts during a drain', () => {
     expect(verify.code, verify.stdout + verify.stderr).toBe(0)
 
     expect(result.lost).toBe(0)
-    expect(result.maxInFlightPerEndpoint).toBe(1)
+    expect(result.maxInFlightPerEndpoint, await rig.describeOverlaps(receiver)).toBe(1)
   })
 })

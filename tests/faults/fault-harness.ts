@@ -18,7 +18,7 @@ import {
 } from '@hookledger/store'
 import { eventually, removeDataDir } from '@hookledger/testkit'
 import { startServe } from '../e2e/cli-process.js'
-import type { VerifyingReceiver } from './verifying-receiver.js'
+import type { ReceiverHit, VerifyingReceiver } from './verifying-receiver.js'
 
 export { VerifyingReceiver } from './verifying-receiver.js'
 
@@ -224,6 +224,25 @@ export class FaultRig {
     } catch {
       return null
     }
+  }
+
+  /**
+   * Why an endpoint had two requests in flight: each overlap (times relative to the first
+   * request of the run) and the ledger of the deliveries involved. The failure message.
+   */
+  async describeOverlaps(receiver: VerifyingReceiver): Promise<string> {
+    if (receiver.overlaps.length === 0) return 'no overlaps'
+    const t0 = receiver.hits[0]?.receivedAt ?? 0
+    const at = (h: ReceiverHit) => `${h.eventId} received +${Math.round(h.receivedAt - t0)} ms, answered ${h.answeredAt === null ? 'never' : `+${Math.round(h.answeredAt - t0)} ms`}`
+    const lines: string[] = []
+    for (const o of receiver.overlaps.slice(0, 5)) {
+      lines.push(`endpoint ${o.endpoint}: ${at(o.arrived)} while in flight: ${o.inFlight.map(at).join('; ')}`)
+      for (const eventId of [o.arrived.eventId, ...o.inFlight.map((h) => h.eventId)]) {
+        const rows = await this.db.selectFrom('ledger').select(['position', 'occurred_at', 'kind', 'actor', 'payload']).where('event_id', '=', eventId).orderBy('position').execute()
+        for (const r of rows) lines.push(`  ${eventId} #${r.position} ${r.occurred_at.toISOString()} ${r.kind} ${r.actor} ${JSON.stringify(r.payload).slice(0, 300)}`)
+      }
+    }
+    return `${receiver.overlaps.length} overlaps:\n${lines.join('\n')}`
   }
 
   /** Kills whatever is still running, stops the cluster and removes every file. */

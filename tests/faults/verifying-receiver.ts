@@ -17,6 +17,8 @@ export interface ReceiverHit {
  */
 export class VerifyingReceiver {
   readonly hits: ReceiverHit[] = []
+  /** Each time a request arrived while another to the same endpoint was in flight: both. */
+  readonly overlaps: { endpoint: number; arrived: ReceiverHit; inFlight: ReceiverHit[] }[] = []
   readonly #inFlight = new Map<number, Set<ReceiverHit>>()
   readonly #maxInFlight = new Map<number, number>()
   readonly #server: Server
@@ -28,6 +30,7 @@ export class VerifyingReceiver {
       const hit: ReceiverHit = { endpoint, eventId: String(req.headers['webhook-id'] ?? ''), receivedAt: performance.now(), answeredAt: null }
       this.hits.push(hit)
       const flying = this.#inFlight.get(endpoint) ?? new Set()
+      if (flying.size > 0) this.overlaps.push({ endpoint, arrived: hit, inFlight: [...flying] })
       this.#inFlight.set(endpoint, flying.add(hit))
       this.#maxInFlight.set(endpoint, Math.max(this.#maxInFlight.get(endpoint) ?? 0, flying.size))
       res.on('close', () => flying.delete(hit))
