@@ -26,7 +26,7 @@ import {
   type EmbedAdmits,
   type EmbeddedDatabase,
 } from '@hookledger/store'
-import { Dispatcher, LedgerSealerLoop, createHttpTransport } from '@hookledger/worker'
+import { DatabaseHealth, Dispatcher, LedgerSealerLoop, createHttpTransport } from '@hookledger/worker'
 import { attemptTimeoutsOf, snoozeBudgetOf, type Config } from './config.js'
 import { listenHttp } from './http-listener.js'
 import { loadLedgerSigningKey, loadMasterKey } from './key-files.js'
@@ -218,6 +218,8 @@ export async function startService(
   if (role !== 'api') {
     notifier = createPgNotifier(database.url, (err) => log.warn({ err }, 'notifier:error'))
     const timeouts = attemptTimeoutsOf(config)
+    // One tracker for the process's loops: an outage is logged once, when it begins and ends.
+    const health = new DatabaseHealth(log.child({ component: 'database' }))
     transport = createHttpTransport({ policy: deps.egressPolicy, timeoutMs: timeouts.httpTimeoutMs })
     dispatcher = new Dispatcher({
       db: database.db,
@@ -234,6 +236,7 @@ export async function startService(
       jobTimeoutMs: timeouts.jobTimeoutMs,
       leaseMs: timeouts.leaseMs,
       snoozeBudget: snoozeBudgetOf(config),
+      health,
       shutdownGraceMs: timeouts.jobTimeoutMs,
       maintenanceIntervalMs: config.HOOKLEDGER_MAINTENANCE_INTERVAL_SECONDS * 1000,
     })
@@ -244,6 +247,7 @@ export async function startService(
       clock: deps.clock,
       intervalMs: config.HOOKLEDGER_CHECKPOINT_INTERVAL_SECONDS * 1000,
       logger: log.child({ component: 'sealer' }),
+      health,
     })
     sealer.start()
     if (role === 'worker') out(`hookledger worker started (pid ${process.pid})`)

@@ -1,4 +1,6 @@
 import {
+  JOB_TIMEOUT_MS,
+  databaseRetryDelayMs,
   silentLogger,
   type Clock,
   type EventCatalog,
@@ -20,6 +22,7 @@ import {
   type EmbedAdmits,
   type Notifier,
 } from '@hookledger/store'
+import { DatabaseHealth } from './database-health.js'
 import { executeDelivery } from './delivery-executor.js'
 import { SettleBatcher } from './settle-batcher.js'
 
@@ -27,6 +30,8 @@ export const CONCURRENCY_DEFAULT = 64
 export const POLL_INTERVAL_DEFAULT_MS = 1_000
 export const MAINTENANCE_INTERVAL_DEFAULT_MS = 5_000
 export const SHUTDOWN_GRACE_DEFAULT_MS = 15_000
+/** After the grace period, how long shutdown keeps trying to write outcomes to an unreachable database. */
+export const SHUTDOWN_SETTLE_DEADLINE_MS = 2_000
 /** Events fanned out per transaction. */
 export const FANOUT_BATCH = 50
 
@@ -54,6 +59,8 @@ export interface DispatcherOptions {
   readonly leaseMs?: number
   /** How long Retry-After may postpone a run before it spends attempts (core's default). */
   readonly snoozeBudget?: SnoozeBudget
+  /** Shared with the process's other loops, so an outage is logged once. */
+  readonly health?: DatabaseHealth
 }
 
 /** Counts of one `runOnce` step. */
@@ -78,6 +85,8 @@ export class Dispatcher {
   readonly #settler: SettleBatcher
   readonly #concurrency: number
   #inflight = new Set<Promise<void>>()
+  /** The POSTs of those, until answered (shutdown waits for these, not for their settles). */
+  #posting = new Set<Promise<void>>()
   #running = false
   #stopping: Promise<void> | null = null
   #wake: (() => void) | null = null
@@ -87,13 +96,35 @@ export class Dispatcher {
   #eventsHint = true
   #lastFanout = 0
   #maintenanceTimer: NodeJS.Timeout | null = null
+  #maintenanceFailures = 0
+  readonly #health: DatabaseHealth
 
   constructor(options: DispatcherOptions) {
     this.#o = options
     this.#log = options.logger ?? silentLogger
     this.#actor = `worker:${options.workerId}`
     this.#concurrency = options.concurrency ?? CONCURRENCY_DEFAULT
-    this.#settler = new SettleBatcher({ db: options.db, clock: options.clock, logger: this.#log })
+    this.#health = options.health ?? new DatabaseHealth(this.#log)
+    this.#settler = new SettleBatcher({ db: options.db, clock: options.clock, logger: this.#log, health: this.#health })
+  }
+
+  /** Outcomes this process could not apply because their claim was gone (each is in the ledger). */
+  get settlesDropped(): number {
+    return this.#settler.droppedTotal
+  }
+
+  /** Outcomes given up on unwritten (shutdown during an outage): their deliveries are rescued. */
+  get settlesUnwritten(): number {
+    return this.#settler.unwrittenTotal
+  }
+
+  /** Outcomes waiting to be written (through an outage, until the database is back). */
+  get settlesPending(): number {
+    return this.#settler.pending
+  }
+
+  get health(): DatabaseHealth {
+    return this.#health
   }
 
   /** Deliveries currently being attempted by this process. */
@@ -117,7 +148,14 @@ export class Dispatcher {
     const every = this.#o.maintenanceIntervalMs ?? MAINTENANCE_INTERVAL_DEFAULT_MS
     const tick = () => {
       this.#maintenanceTimer = setTimeout(async () => {
-        await this.maintenanceOnce().catch((err) => this.#log.error({ err }, 'maintenance:error'))
+        await this.maintenanceOnce().then(
+          () => (this.#maintenanceFailures = 0),
+          (err) => {
+            this.#maintenanceFailures++
+            // Through an outage the next tick is the retry; only other errors are logged each time.
+            if (this.#health.failed(err, 'maintenance') !== 'unavailable') this.#log.error({ err }, 'maintenance:error')
+          },
+        )
         if (this.#running) tick()
       }, every)
     }
@@ -143,40 +181,64 @@ export class Dispatcher {
       const grace = this.#o.shutdownGraceMs ?? SHUTDOWN_GRACE_DEFAULT_MS
       let timer: NodeJS.Timeout | undefined
       await Promise.race([
-        Promise.all(this.#inflight),
+        Promise.all(this.#posting),
         new Promise((r) => (timer = setTimeout(r, grace))),
       ]).finally(() => clearTimeout(timer))
-      await this.#settler.flush()
+      await this.#settler.flush({ deadlineMs: SHUTDOWN_SETTLE_DEADLINE_MS })
+      // An attempt that outlives the grace period has its outcome logged as unwritten.
+      this.#settler.abandon('stopped before the attempt finished')
     })()
     return this.#stopping
   }
 
   async #run(): Promise<void> {
+    let failures = 0
     while (this.#running) {
       this.#nudged = false
       let busy = false
+      let retryInMs: number | null = null
       try {
         busy = await this.#step()
+        failures = 0
+        this.#health.succeeded()
       } catch (err) {
-        this.#log.error({ err }, 'producer:step_error')
+        // A lost connection or a conflict fails this pass only; it runs again after a delay by
+        // the error's class (an outage backs off to 5 s and is logged once, by the tracker).
+        failures++
+        const cls = this.#health.failed(err, 'producer')
+        if (cls !== 'unavailable') this.#log.error({ err, failures }, 'producer:step_error')
+        const delay = databaseRetryDelayMs(cls, failures)
+        // Given up on this run of failures: wait a poll interval, then count afresh.
+        if (delay === null) failures = 0
+        retryInMs = delay ?? this.#o.pollIntervalMs ?? POLL_INTERVAL_DEFAULT_MS
       }
       if (!this.#running) break
+      if (retryInMs !== null) {
+        // A nudge (LISTEN reconnected, so the database is back) ends the wait early.
+        await this.#pause(retryInMs)
+        continue
+      }
       if (busy && this.#nudged) continue
       if (busy && this.#inflight.size < this.#concurrency) continue
       const poll = this.#o.pollIntervalMs ?? POLL_INTERVAL_DEFAULT_MS
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(() => {
-          this.#eventsHint = true
-          resolve()
-        }, poll * (0.9 + Math.random() * 0.2))
-        this.#wake = () => {
-          clearTimeout(t)
-          resolve()
-        }
-        if (this.#nudged) this.#wake()
-      })
-      this.#wake = null
+      if (await this.#pause(poll * (0.9 + Math.random() * 0.2))) this.#eventsHint = true
     }
+  }
+
+  /** Waits `ms`, or until nudged; true if the time ran out. */
+  #pause(ms: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const t = setTimeout(() => {
+        this.#wake = null
+        resolve(true)
+      }, ms)
+      this.#wake = () => {
+        clearTimeout(t)
+        this.#wake = null
+        resolve(false)
+      }
+      if (this.#nudged) this.#wake()
+    })
   }
 
   /**
@@ -207,7 +269,17 @@ export class Dispatcher {
   }
 
   #launch(c: ClaimedDelivery): void {
-    const p: Promise<void> = executeDelivery(c, {
+    // A claim whose answer came back late (a slow or partitioned database) may hold too little
+    // lease to finish the attempt before the rescuer may take it back and send it again:
+    // then it is not sent at all. The rescuer retries it.
+    const jobMs = this.#o.jobTimeoutMs ?? JOB_TIMEOUT_MS
+    const needMs = (this.#leaseMs ?? jobMs) > jobMs ? jobMs : 0
+    const leftMs = c.delivery.lease_until!.getTime() - this.#o.clock.now().getTime()
+    if (leftMs <= needMs) {
+      this.#log.warn({ delivery_id: c.delivery.id, lease_left_ms: leftMs }, 'executor:lease_too_short_to_send')
+      return
+    }
+    const posting = executeDelivery(c, {
       clock: this.#o.clock,
       transport: this.#o.transport,
       secretBox: this.#o.secretBox,
@@ -215,6 +287,10 @@ export class Dispatcher {
       ...(this.#o.jobTimeoutMs !== undefined ? { jobTimeoutMs: this.#o.jobTimeoutMs } : {}),
       ...(this.#o.snoozeBudget !== undefined ? { snoozeBudget: this.#o.snoozeBudget } : {}),
     })
+    const posted = posting.then(() => {}, () => {}).finally(() => this.#posting.delete(posted))
+    this.#posting.add(posted)
+    // The slot stays taken until the outcome is written: the settle buffer is bounded by it.
+    const p: Promise<void> = posting
       .then((settlement) => this.#settler.add(settlement))
       .catch((err) => this.#log.error({ err, delivery_id: c.delivery.id }, 'executor:error'))
       .finally(() => {

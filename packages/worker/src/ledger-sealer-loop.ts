@@ -1,18 +1,21 @@
 import type { Clock, LedgerSigningKey, Logger } from '@hookledger/core'
 import { ledgerSeal, type Db } from '@hookledger/store'
+import type { DatabaseHealth } from './database-health.js'
+
+type SealerOptions = { db: Db; key: LedgerSigningKey; clock: Clock; intervalMs: number; logger?: Logger | undefined; health?: DatabaseHealth | undefined }
 
 /**
  * Seals the ledger every `intervalMs` behind the writers (see `ledgerSeal`): the hash chain is
  * extended and a signed checkpoint appended whenever rows are new. Many processes may run one;
- * an advisory lock lets one seal at a time. A failed run is logged and retried next interval.
+ * an advisory lock lets one seal at a time. A failed run is retried next interval.
  */
 export class LedgerSealerLoop {
-  readonly #o: { db: Db; key: LedgerSigningKey; clock: Clock; intervalMs: number; logger?: Logger | undefined }
+  readonly #o: SealerOptions
   #timer: NodeJS.Timeout | null = null
   #running: Promise<void> | null = null
   #stopped = false
 
-  constructor(options: { db: Db; key: LedgerSigningKey; clock: Clock; intervalMs: number; logger?: Logger }) {
+  constructor(options: SealerOptions) {
     this.#o = options
   }
 
@@ -34,7 +37,13 @@ export class LedgerSealerLoop {
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = null
     await this.#running
-    await this.sealOnce().catch((err: unknown) => this.#o.logger?.warn({ err }, 'ledger:seal_failed'))
+    await this.sealOnce().catch((err: unknown) => this.#failed(err))
+  }
+
+  /** Through an outage the next interval is the retry, and the outage is logged once (health). */
+  #failed(err: unknown): void {
+    if (this.#o.health?.failed(err, 'sealer') === 'unavailable') return
+    this.#o.logger?.warn({ err }, 'ledger:seal_failed')
   }
 
   #schedule(): void {
@@ -42,7 +51,7 @@ export class LedgerSealerLoop {
     this.#timer = setTimeout(() => {
       this.#running = this.sealOnce()
         .then(() => undefined)
-        .catch((err: unknown) => this.#o.logger?.warn({ err }, 'ledger:seal_failed'))
+        .catch((err: unknown) => this.#failed(err))
         .finally(() => {
           this.#running = null
           this.#schedule()

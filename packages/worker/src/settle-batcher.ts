@@ -1,5 +1,6 @@
-import type { Clock, Logger } from '@hookledger/core'
+import { databaseRetryDelayMs, type Clock, type Logger } from '@hookledger/core'
 import { deliverySettle, type Db, type Settlement } from '@hookledger/store'
+import { DatabaseHealth } from './database-health.js'
 
 /** Flush when this many settlements are waiting… */
 export const SETTLE_BATCH_MAX_DEFAULT = 64
@@ -14,9 +15,15 @@ type Queued = { item: Settlement; done: () => void }
  * Collects finished attempts and records them in batches: one transaction, one guarded
  * `UPDATE … FROM jsonb_populate_record`, one multi-row ledger insert per flush. Up to
  * `parallel` flushes run at once (each locks its endpoint rows in id order, and no two hold the
- * same delivery), so a flush waiting on its commit does not hold back the next batch. A failed
- * flush is retried; a crash before a flush loses only acks, so those deliveries are rescued and
- * sent again (at-least-once).
+ * same delivery), so a flush waiting on its commit does not hold back the next batch.
+ *
+ * A flush that fails is retried by its error's class (`databaseRetryDelayMs`): through an
+ * outage it is kept and written when the database is back, however long that takes while the
+ * process runs. The buffer is bounded without a limit of its own: `add` resolves only once the
+ * outcome is written, and until then the attempt holds its dispatcher slot, so no more than the
+ * concurrency can wait. On shutdown (`abandon`) what is still unwritten is logged with its
+ * delivery ids; those deliveries are rescued after their lease, and the rescuer's
+ * `interrupted` attempt is their record. A crash loses the same (at-least-once).
  */
 export class SettleBatcher {
   readonly #db: Db
@@ -28,6 +35,11 @@ export class SettleBatcher {
   #queue: Queued[] = []
   #timer: NodeJS.Timeout | null = null
   #writes = new Set<Promise<void>>()
+  /** Batches being written (or waiting to retry), so an abandon can name them. */
+  #writing = new Set<Queued[]>()
+  #abandoned = false
+  #wakeRetries = new Set<() => void>()
+  readonly #health: DatabaseHealth
 
   constructor(opts: {
     db: Db
@@ -36,6 +48,7 @@ export class SettleBatcher {
     max?: number
     flushMs?: number
     parallel?: number
+    health?: DatabaseHealth
   }) {
     this.#db = opts.db
     this.#clock = opts.clock
@@ -43,13 +56,28 @@ export class SettleBatcher {
     this.#max = opts.max ?? SETTLE_BATCH_MAX_DEFAULT
     this.#flushMs = opts.flushMs ?? SETTLE_FLUSH_DEFAULT_MS
     this.#parallel = Math.max(1, opts.parallel ?? SETTLE_PARALLEL_DEFAULT)
+    this.#health = opts.health ?? new DatabaseHealth(opts.logger)
   }
 
   /** Settles dropped because their claim was lost (each is a `delivery.settle_dropped` entry). */
   droppedTotal = 0
 
-  /** Queues a settlement; resolves once it is recorded (or dropped as stale). */
+  /** Outcomes given up on (shutdown during an outage, or an error that is not transient). */
+  unwrittenTotal = 0
+
+  /** Settlements accepted and not yet written. */
+  get pending(): number {
+    let n = this.#queue.length
+    for (const b of this.#writing) n += b.length
+    return n
+  }
+
+  /** Queues a settlement; resolves once it is recorded (or dropped as stale, or given up). */
   add(item: Settlement): Promise<void> {
+    if (this.#abandoned) {
+      this.#giveUp([{ item, done: () => {} }], 'shutting down')
+      return Promise.resolve()
+    }
     return new Promise((done) => {
       this.#queue.push({ item, done })
       if (this.#queue.length >= this.#max) this.#kick()
@@ -57,13 +85,51 @@ export class SettleBatcher {
     })
   }
 
-  /** Records everything queued so far. */
-  async flush(): Promise<void> {
-    for (;;) {
-      this.#kick()
-      if (this.#writes.size === 0 && this.#queue.length === 0) return
-      await Promise.all(this.#writes)
+  /**
+   * Records everything queued so far. With a deadline (shutdown), what is still unwritten when it
+   * passes is abandoned: logged with its delivery ids, left to the rescuer.
+   */
+  async flush(options: { deadlineMs?: number } = {}): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    const deadline = options.deadlineMs === undefined ? null : new Promise<void>((r) => (timer = setTimeout(r, options.deadlineMs)))
+    try {
+      for (;;) {
+        this.#kick()
+        if (this.#writes.size === 0 && this.#queue.length === 0) return
+        const written = Promise.all(this.#writes).then(() => true)
+        if (!deadline) await written
+        else if (!(await Promise.race([written, deadline.then(() => false)]))) return this.abandon('the shutdown deadline passed with the database unreachable')
+      }
+    } finally {
+      clearTimeout(timer)
     }
+  }
+
+  /**
+   * Gives up on everything not yet written: no more retries; each waiting batch is logged once
+   * (`completer:unwritten`, with the delivery ids). A write already in a transaction may still
+   * commit (its outcome is then recorded after all); nothing waits for it.
+   */
+  abandon(reason = 'shutting down'): void {
+    this.#abandoned = true
+    if (this.#timer) clearTimeout(this.#timer)
+    this.#timer = null
+    const queued = this.#queue.splice(0)
+    if (queued.length > 0) this.#giveUp(queued, reason)
+    for (const batch of [...this.#writing]) {
+      this.#writing.delete(batch)
+      this.#giveUp(batch, reason)
+    }
+    for (const wake of this.#wakeRetries) wake()
+  }
+
+  #giveUp(batch: Queued[], reason: string, err?: unknown): void {
+    this.unwrittenTotal += batch.length
+    this.#logger.error(
+      { delivery_ids: batch.map((b) => b.item.delivery.id), count: batch.length, reason, ...(err ? { err } : {}) },
+      'completer:unwritten',
+    )
+    batch.forEach((b) => b.done())
   }
 
   /** Starts a flush of what is queued, unless every lane is busy (a finishing one calls again). */
@@ -81,10 +147,14 @@ export class SettleBatcher {
   }
 
   async #write(batch: Queued[]): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
+    this.#writing.add(batch)
+    for (let failures = 1; ; failures++) {
       try {
         const items = batch.map((b) => b.item)
         const recorded = await this.#db.transaction().execute((trx) => deliverySettle(trx, items, this.#clock.now()))
+        this.#health.succeeded()
+        // Abandoned meanwhile: already logged as unwritten, and its waiters released.
+        if (!this.#writing.delete(batch)) return
         const dropped = items.filter((i) => !recorded.has(i.delivery.id))
         if (dropped.length > 0) {
           this.droppedTotal += dropped.length
@@ -93,13 +163,22 @@ export class SettleBatcher {
         batch.forEach((b) => b.done())
         return
       } catch (err) {
-        this.#logger.error({ err, attempt, size: batch.length }, 'completer:flush_error')
-        if (attempt >= 5) {
-          // Leave them to the rescuer: their leases expire and they are retried.
-          batch.forEach((b) => b.done())
-          return
+        if (!this.#writing.has(batch)) return
+        const cls = this.#health.failed(err, 'settle')
+        const delay = databaseRetryDelayMs(cls, failures)
+        if (delay === null) {
+          // Not transient: leave them to the rescuer (their leases expire and they are retried).
+          this.#writing.delete(batch)
+          return this.#giveUp(batch, `${cls} database error after ${failures} tries`, err)
         }
-        await new Promise((r) => setTimeout(r, 50 * attempt))
+        // An outage is logged once, by the health tracker; anything else per try.
+        if (cls !== 'unavailable') this.#logger.warn({ err, failures, size: batch.length }, 'completer:flush_retry')
+        await new Promise<void>((resolve) => {
+          const wake = () => (clearTimeout(t), this.#wakeRetries.delete(wake), resolve())
+          const t = setTimeout(wake, delay)
+          this.#wakeRetries.add(wake)
+        })
+        if (!this.#writing.has(batch)) return
       }
     }
   }
