@@ -49,7 +49,13 @@ describe('workers killed with SIGKILL during a drain', () => {
     try {
       for (const moment of moments) {
         await eventually(`${Math.round(moment * 100)} % of the drain`, () => tally(receiver, events).delivered >= moment * EVENTS)
-        const victim = Math.floor(random() * WORKERS)
+        // The victim: a random one of the workers holding deliveries now (a kill that interrupts
+        // nothing proves little), or of all when none does.
+        const holding = await rig.db.selectFrom('deliveries').select('claimed_by').where('state', '=', 'running').execute()
+        const held = (w: Serve) => holding.filter((d) => d.claimed_by?.endsWith(`:${w.pid}`)).length
+        const candidates = workers.map((_, i) => i).filter((i) => held(workers[i]!) > 0)
+        const pool = candidates.length > 0 ? candidates : workers.map((_, i) => i)
+        const victim = pool[Math.floor(random() * pool.length)]!
         await rig.kill9(workers[victim]!)
         kills++
         interrupted += (
