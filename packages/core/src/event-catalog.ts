@@ -18,6 +18,13 @@ export interface EventTypeDeclaration {
   readonly group: string
   /** One line, shown next to the checkbox in the admin UI. */
   readonly description: string
+  /**
+   * `hookledger`: an operational event hookledger publishes about its own endpoints and
+   * deliveries. Applications cannot publish it, and only a subscription that names it
+   * (`webhook.endpoint.*`, `webhook.**` — a glob whose first segment is literal) receives it:
+   * `*` does not, so nobody is sent news they did not ask for. Absent: the application's.
+   */
+  readonly publishedBy?: 'hookledger'
 }
 
 /** Group used for extension entries that do not name one. */
@@ -27,6 +34,22 @@ const seed = (group: string, entries: ReadonlyArray<readonly [string, string]>) 
   entries.map(([type, description]) =>
     Object.freeze({ type, exposure: 'webhook' as const, group, description }),
   )
+
+/** hookledger's operational events (`publishedBy: 'hookledger'`): thin, opt-in. */
+export const OPERATIONAL_EVENT_TYPES: readonly EventTypeDeclaration[] = Object.freeze(
+  (
+    [
+      ['webhook.endpoint.failing', 'An endpoint started failing (its first failed attempt after a success); its new deliveries wait out a cool-down.'],
+      ['webhook.endpoint.disabled', 'An endpoint was disabled after failing for 5 days.'],
+      ['webhook.endpoint.recovered', 'A failing endpoint answered 2xx again.'],
+      ['webhook.delivery.exhausted', 'A delivery was given up after its last attempt (or its retry window).'],
+    ] as const
+  ).map(([type, description]) => Object.freeze({ type, exposure: 'webhook' as const, group: 'operations', description, publishedBy: 'hookledger' as const })),
+)
+
+const OPERATIONAL = new Set(OPERATIONAL_EVENT_TYPES.map((d) => d.type))
+/** Whether a type is one of hookledger's operational events (whatever the catalog's extensions). */
+export const isOperationalEventType = (type: string): boolean => OPERATIONAL.has(type)
 
 /** The 39 webhook-visible types of the seed design's table, in the table's order. */
 export const SEED_EVENT_TYPES: readonly EventTypeDeclaration[] = Object.freeze([
@@ -132,6 +155,10 @@ export interface EventCatalog {
   webhookTypes(): EventTypeDeclaration[]
   /** False for an invalid glob or one that can match no webhook-visible type (SPEC §3). */
   globMatchesSomeWebhookType(glob: string): boolean
+  /** Only hookledger publishes this type (operational events). */
+  isReserved(type: string): boolean
+  /** Whether an endpoint subscribed with `globs` receives `type` (opt-in types need a glob naming them). */
+  subscribes(globs: readonly string[], type: string): boolean
 }
 
 /**
@@ -149,7 +176,7 @@ export function createEventCatalog(extra: readonly unknown[] = []): EventCatalog
     throw new Error('invalid event catalog extension: expected a JSON array of declarations')
   }
   const byType = new Map<string, EventTypeDeclaration>()
-  for (const declaration of SEED_EVENT_TYPES) byType.set(declaration.type, declaration)
+  for (const declaration of [...SEED_EVENT_TYPES, ...OPERATIONAL_EVENT_TYPES]) byType.set(declaration.type, declaration)
 
   const problems: string[] = []
   const extensionIndex = new Map<string, number>()
@@ -198,6 +225,11 @@ export function createEventCatalog(extra: readonly unknown[] = []): EventCatalog
     webhookTypes: () => [...webhook],
     globMatchesSomeWebhookType: (glob: string) =>
       isValidGlob(glob) && webhook.some((declaration) => matchesEventType(glob, declaration.type)),
+    isReserved: (type: string) => byType.get(type)?.publishedBy === 'hookledger',
+    subscribes: (globs: readonly string[], type: string) => {
+      const optIn = byType.get(type)?.publishedBy === 'hookledger'
+      return globs.some((glob) => (!optIn || !/^\*/.test(glob)) && matchesEventType(glob, type))
+    },
   })
 }
 

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { createEventCatalog, eventCatalogFileSchema, SEED_EVENT_TYPES } from './event-catalog.js'
+import { createEventCatalog, eventCatalogFileSchema, OPERATIONAL_EVENT_TYPES, SEED_EVENT_TYPES } from './event-catalog.js'
+
+/** The seed table's types plus hookledger's four operational ones. */
+const ALL_WEBHOOK = 39 + 4
 import { isValidEventType } from './event-glob.js'
 
 /** The seed design's table, copied verbatim, so a typo in the catalog cannot hide. */
@@ -88,10 +91,10 @@ describe('createEventCatalog (seed only)', () => {
 
   it('lists webhook types sorted by type, as a fresh copy each time', () => {
     const types = catalog.webhookTypes().map((d) => d.type)
-    expect(types).toEqual(SEED_ROWS.map(([type]) => type).sort())
+    expect(types).toEqual([...SEED_ROWS.map(([type]) => type), ...OPERATIONAL_EVENT_TYPES.map((d) => d.type)].sort())
     const first = catalog.webhookTypes()
     first.pop()
-    expect(catalog.webhookTypes()).toHaveLength(39)
+    expect(catalog.webhookTypes()).toHaveLength(ALL_WEBHOOK)
   })
 
   it.each([
@@ -115,6 +118,33 @@ describe('createEventCatalog (seed only)', () => {
   })
 })
 
+describe('operational events: published by hookledger only, received only when named', () => {
+  const catalog = createEventCatalog()
+  it.each<[string[], string, boolean]>([
+    [['*'], 'webhook.endpoint.failing', false],
+    [['**'], 'webhook.endpoint.failing', false],
+    [['*.endpoint.failing'], 'webhook.endpoint.failing', false],
+    [['webhook.endpoint.*'], 'webhook.endpoint.failing', true],
+    [['webhook.**'], 'webhook.delivery.exhausted', true],
+    [['booking.*', 'webhook.endpoint.disabled'], 'webhook.endpoint.disabled', true],
+    [['webhook.endpoint.*'], 'webhook.delivery.exhausted', false],
+    [['*'], 'booking.created', true],
+    [['**'], 'webhook.test', true],
+  ])('%j subscribes to %s → %s', (globs, type, expected) => {
+    expect(catalog.subscribes(globs, type)).toBe(expected)
+  })
+
+  it('are reserved: declared webhook-visible, in their own group', () => {
+    for (const d of OPERATIONAL_EVENT_TYPES) {
+      expect(catalog.isReserved(d.type)).toBe(true)
+      expect(catalog.isWebhookVisible(d.type)).toBe(true)
+      expect(d.group).toBe('operations')
+    }
+    expect(catalog.isReserved('booking.created')).toBe(false)
+    expect(catalog.isReserved('webhook.test')).toBe(false)
+  })
+})
+
 describe('createEventCatalog (extensions)', () => {
   it('defaults an extension to internal exposure, group custom, empty description', () => {
     const catalog = createEventCatalog([{ type: 'cache.flushed' }])
@@ -126,7 +156,7 @@ describe('createEventCatalog (extensions)', () => {
     })
     expect(catalog.isKnown('cache.flushed')).toBe(true)
     expect(catalog.isWebhookVisible('cache.flushed')).toBe(false)
-    expect(catalog.webhookTypes()).toHaveLength(39)
+    expect(catalog.webhookTypes()).toHaveLength(ALL_WEBHOOK)
     expect(catalog.globMatchesSomeWebhookType('cache.*')).toBe(false)
   })
 
@@ -136,7 +166,7 @@ describe('createEventCatalog (extensions)', () => {
       { type: 'aaa.first', exposure: 'webhook' },
     ])
     const types = catalog.webhookTypes().map((d) => d.type)
-    expect(types).toHaveLength(41)
+    expect(types).toHaveLength(ALL_WEBHOOK + 2)
     expect(types[0]).toBe('aaa.first')
     expect(types).toContain('invoice.paid')
     expect(catalog.globMatchesSomeWebhookType('invoice.*')).toBe(true)
@@ -148,7 +178,7 @@ describe('createEventCatalog (extensions)', () => {
       { type: 'booking.created', exposure: 'webhook', description: 'overridden?' },
     ])
     expect(catalog.get('booking.created')?.description).toBe('A booking was created.')
-    expect(catalog.webhookTypes()).toHaveLength(39)
+    expect(catalog.webhookTypes()).toHaveLength(ALL_WEBHOOK)
   })
 
   it.each<[string, unknown[], RegExp]>([

@@ -33,6 +33,9 @@ export function preparePublish(
       'type',
     )
   }
+  if (catalog.isReserved(input.type)) {
+    throw new OpError(422, 'reserved_event_type', `event type "${input.type}" is published by hookledger itself, not by applications`, 'type')
+  }
   const bytes = Buffer.byteLength(JSON.stringify(input.data), 'utf8')
   if (bytes > EVENT_DATA_MAX_BYTES) {
     throw new OpError(

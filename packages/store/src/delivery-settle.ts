@@ -4,13 +4,17 @@ import {
   JOB_TIMEOUT_MS,
   decideDelivery,
   decideEndpointAfterOutcome,
+  isOperationalEventType,
+  operationalEventsOf,
   settleDroppedEntry,
   type AttemptResult,
   type DeliveryRow,
   type EndpointRow,
   type LedgerEntry,
 } from '@hookledger/core'
+import { randomUUID } from 'node:crypto'
 import type { Db, Trx } from './database.js'
+import { eventInsert } from './event-publish.js'
 import { decideHeads, lockNextHeadsOf, type ClaimedDelivery } from './delivery-claim.js'
 import { foldOver, ledgerWrite } from './ledger-write.js'
 
@@ -150,6 +154,17 @@ async function settle(
     base: { deliveries: [...held, ...heads.map((h) => h.delivery)], endpoints },
     entries: all,
   })
+  // The owner's news of what this settle did (failing, disabled, recovered, given up), stored
+  // in the same transaction: it exists if and only if the transition committed.
+  const news = operationalEventsOf(entries, (id) => isOperationalEventType(heldById.get(id)?.event_type ?? ''))
+  for (const n of news) {
+    await eventInsert(trx, {
+      owner_id: n.owner_id,
+      event: { id: `whop_${randomUUID().replaceAll('-', '')}`, type: n.type, subject: n.subject, occurred_at: now, data: n.data },
+      now,
+      actor: 'system',
+    })
+  }
   const eventById = new Map(heads.map((h) => [h.delivery.id, h.event]))
   const claimed = claimedIds.map((id) => {
     const delivery = written.deliveries.get(id)!

@@ -3,7 +3,6 @@ import {
   decideScope,
   fanoutEntries,
   isRawSubject,
-  matchesAny,
   type EndpointRow,
   type EventCatalog,
   type LedgerEntry,
@@ -77,7 +76,7 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
       const target = event.type === 'webhook.test' ? String(event.data['endpoint_id'] ?? '') : null
       if (visible) {
         for (const ep of byOwner.get(event.owner_id) ?? []) {
-          if (target !== null ? ep.id !== target : !matchesAny(ep.event_types, event.type)) continue
+          if (target !== null ? ep.id !== target : !catalog.subscribes(ep.event_types, event.type)) continue
           const needsEmbed = ep.embed_id !== null && event.type === 'corpus.note.changed' && !isRawSubject(event.subject)
           const embedAdmits = needsEmbed ? await params.embedAdmits(ep.embed_id!, event, now) : null
           const scope = decideScope({ event, endpointEmbedId: ep.embed_id, embedAdmits })

@@ -135,6 +135,7 @@ describe('endpoint lease', () => {
       {
         claimed: [],
         settled: 0,
+        entries: [],
       },
     )
     // worker a acks; the lease is released and the second delivery goes out
