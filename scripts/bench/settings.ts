@@ -86,7 +86,7 @@ export const cfg = {
   fanoutWideEndpoints: scaled(10_000, 200),
   fanoutRuns: 3,
   // publish-http: POST /api/events through the real API, this many at a time.
-  publishEvents: scaled(5_000, 100),
+  publishEvents: scaled(2_000, 100),
   publishInFlight: 16,
   // peer: the same deliveries through hookledger (default settings) and graphile-worker.
   peerEvents: scaled(100, 2),

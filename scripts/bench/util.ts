@@ -53,12 +53,10 @@ export class Progress {
   #phase = ''
   #phaseStarted = 0
   #detail: (() => Promise<string> | string) | null = null
-  #timer: NodeJS.Timeout
+  #timer: NodeJS.Timeout | null = null
 
   constructor(scenario: string) {
     this.#scenario = scenario
-    this.#timer = setInterval(() => void this.#tick(), Progress.EVERY_MS)
-    this.#timer.unref()
   }
 
   phase(what: string, detail?: () => Promise<string> | string): void {
@@ -66,6 +64,10 @@ export class Progress {
     this.#phaseStarted = performance.now()
     this.#detail = detail ?? null
     log(`${this.#scenario}: ${what}`)
+    // Ticks count from the phase's start.
+    this.stop()
+    this.#timer = setInterval(() => void this.#tick(), Progress.EVERY_MS)
+    this.#timer.unref()
   }
 
   async #tick(): Promise<void> {
@@ -81,6 +83,7 @@ export class Progress {
   }
 
   stop(): void {
-    clearInterval(this.#timer)
+    if (this.#timer) clearInterval(this.#timer)
+    this.#timer = null
   }
 }
