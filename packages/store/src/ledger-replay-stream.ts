@@ -11,7 +11,8 @@ import type { Trx } from './database.js'
 import { BufferGauge, ServerCursor } from './server-cursor.js'
 import { RowJsonCodec, RowJsonError, sameJson, type RowJson } from './ledger-replay-row-json.js'
 
-export type ReplayTable = 'endpoints' | 'deliveries'
+/** The projections compared, and the claim's queue heads (checked against their definition). */
+export type ReplayTable = 'endpoints' | 'deliveries' | 'endpoint_queue'
 export type ReplayDifferenceKind = 'changed' | 'missing_live' | 'extra_live' | 'inconsistent'
 
 /** One projection row that differs between the live tables and the rebuild, or a broken history. */
@@ -43,6 +44,7 @@ export class DifferenceSink {
   readonly counts: Record<ReplayTable, Record<ReplayDifferenceKind, number>> = {
     endpoints: zeroCounts(),
     deliveries: zeroCounts(),
+    endpoint_queue: zeroCounts(),
   }
   readonly #max: number
 
@@ -87,7 +89,7 @@ export interface ReplayCounters {
 }
 
 export interface VerifyTableParams<R extends object> {
-  readonly table: ReplayTable
+  readonly table: 'endpoints' | 'deliveries'
   /** The ledger entries about the table's rows, ordered by (`keyColumn`, position). */
   readonly ledgerQuery: RawBuilder<unknown>
   readonly keyColumn: 'endpoint_id' | 'delivery_id'
