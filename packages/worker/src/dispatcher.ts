@@ -23,6 +23,7 @@ import {
   type Notifier,
 } from '@hookledger/store'
 import { DatabaseHealth } from './database-health.js'
+import { silentObserver, type DispatcherObserver } from './dispatcher-observer.js'
 import { executeDelivery } from './delivery-executor.js'
 import { SettleBatcher } from './settle-batcher.js'
 
@@ -61,6 +62,8 @@ export interface DispatcherOptions {
   readonly snoozeBudget?: SnoozeBudget
   /** Shared with the process's other loops, so an outage is logged once. */
   readonly health?: DatabaseHealth
+  /** Instruments (metrics, the summary log). */
+  readonly observer?: DispatcherObserver
 }
 
 /** Counts of one `runOnce` step. */
@@ -98,6 +101,9 @@ export class Dispatcher {
   #maintenanceTimer: NodeJS.Timeout | null = null
   #maintenanceFailures = 0
   readonly #health: DatabaseHealth
+  readonly #observer: DispatcherObserver
+  /** When the producer last finished a pass (performance.now()): readiness asks whether it is alive. */
+  #lastPassAt = performance.now()
 
   constructor(options: DispatcherOptions) {
     this.#o = options
@@ -105,7 +111,9 @@ export class Dispatcher {
     this.#actor = `worker:${options.workerId}`
     this.#concurrency = options.concurrency ?? CONCURRENCY_DEFAULT
     this.#health = options.health ?? new DatabaseHealth(this.#log)
+    this.#observer = options.observer ?? silentObserver
     this.#settler = new SettleBatcher({
+      observer: this.#observer,
       db: options.db,
       clock: options.clock,
       logger: this.#log,
@@ -127,6 +135,11 @@ export class Dispatcher {
   /** Outcomes waiting to be written (through an outage, until the database is back). */
   get settlesPending(): number {
     return this.#settler.pending
+  }
+
+  /** Milliseconds since the producer last finished a pass (failed passes count: it is alive). */
+  get msSinceLastPass(): number {
+    return this.#running ? performance.now() - this.#lastPassAt : Infinity
   }
 
   get health(): DatabaseHealth {
@@ -218,6 +231,7 @@ export class Dispatcher {
         if (delay === null) failures = 0
         retryInMs = delay ?? this.#o.pollIntervalMs ?? POLL_INTERVAL_DEFAULT_MS
       }
+      this.#lastPassAt = performance.now()
       if (!this.#running) break
       if (retryInMs !== null) {
         // A nudge (LISTEN reconnected, so the database is back) ends the wait early.
@@ -264,12 +278,14 @@ export class Dispatcher {
     const free = this.#concurrency - this.#inflight.size
     if (free <= 0) return fan.events > 0
     const now = this.#o.clock.now()
-    const { claimed, settled } = await deliveryClaim(this.#o.db, {
+    const started = performance.now()
+    const { claimed, settled, entries } = await deliveryClaim(this.#o.db, {
       now,
       limit: free,
       actor: this.#actor,
       ...(this.#leaseMs !== undefined ? { leaseMs: this.#leaseMs } : {}),
     })
+    if (claimed.length + settled > 0) this.#observer.claimed(claimed.length + settled, entries, performance.now() - started)
     for (const c of claimed) this.#launch(c)
     return fan.events > 0 || claimed.length > 0 || settled > 0
   }
@@ -293,7 +309,7 @@ export class Dispatcher {
       ...(this.#o.jobTimeoutMs !== undefined ? { jobTimeoutMs: this.#o.jobTimeoutMs } : {}),
       ...(this.#o.snoozeBudget !== undefined ? { snoozeBudget: this.#o.snoozeBudget } : {}),
     })
-    const posted = posting.then(() => {}, () => {}).finally(() => this.#posting.delete(posted))
+    const posted = posting.then((s) => s.result && this.#observer.attempted(s.result), () => {}).finally(() => this.#posting.delete(posted))
     this.#posting.add(posted)
     // The slot stays taken until the outcome is written: the settle buffer is bounded by it.
     // The settle passes the endpoint's lease on to its next due delivery, sent in this slot.
@@ -370,7 +386,10 @@ export class Dispatcher {
       now,
       retentionMs: this.#o.retentionMs ?? EVENT_RETENTION_DEFAULT_MS,
     })
-    if (rescued > 0) this.#log.warn({ rescued }, 'rescuer:rescued')
+    if (rescued > 0) {
+      this.#log.warn({ rescued }, 'rescuer:rescued')
+      this.#observer.rescued(rescued)
+    }
     return { rescued, pruned }
   }
 }
