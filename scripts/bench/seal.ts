@@ -3,11 +3,17 @@
  * the drain's whole ledger at once (the worst case: a sealer that fell far behind), and how
  * long `ledger verify --chain-only` then takes over the same rows.
  */
-import type { LedgerSigningKey } from '@hookledger/core'
 import { parseLedgerPublicKey } from '@hookledger/core'
-import { ledgerChainVerify, ledgerSeal, type Db } from '@hookledger/store'
+import { ledgerChainVerify, ledgerSeal } from '@hookledger/store'
+import type { ScenarioContext, ScenarioOutput } from './harness.js'
+import { QUICK } from './settings.js'
+import { shared } from './shared.js'
 
-export async function sealScenario(db: Db, key: LedgerSigningKey, quick: boolean) {
+export async function sealScenario({ env }: ScenarioContext): Promise<ScenarioOutput> {
+  if (!shared.drain) throw new Error('needs the drain scenario')
+  const { db } = shared.drain
+  const key = env.ledgerKey
+  const quick = QUICK
   const started = performance.now()
   // The quick run seals in small checkpoints, so even a smoke test crosses checkpoint boundaries.
   const sealed = await ledgerSeal(db, { key, now: new Date(), ...(quick ? { maxRows: 1000 } : {}) })

@@ -1,0 +1,56 @@
+/**
+ * Timing `deliveryClaim` as the producer calls it, on due work made through the real publish and
+ * fan-out path. Each claim runs at a later `now` than the last by more than a lease, so every
+ * endpoint is leasable again and each claim takes fresh heads (the previous claims' rows stay
+ * `running`: no rescuer runs here).
+ */
+import { JOB_TIMEOUT_MS } from '@hookledger/core'
+import { deliveryClaim, fanoutRun, type Db } from '@hookledger/store'
+import { eventId, publish } from './fixtures.js'
+import type { Env } from './harness.js'
+import { cfg } from './settings.js'
+import { median, round } from './util.js'
+
+export class ClaimProbe {
+  #db: Db
+  #base = new Date()
+  #run = 0
+
+  constructor(db: Db) {
+    this.#db = db
+  }
+
+  /** Publishes `events` events of `owner` and fans them out (one due delivery per endpoint each). */
+  async enqueue(env: Env, owner: string, events: number): Promise<number> {
+    for (let i = 0; i < events; i++) await publish(this.#db, owner, eventId())
+    let enqueued = 0
+    for (;;) {
+      const r = await fanoutRun(this.#db, { now: new Date(), catalog: env.catalog, embedAdmits: async () => false, actor: 'worker:bench' })
+      if (r.events === 0) break
+      enqueued += r.enqueued
+    }
+    this.#base = new Date(Date.now() + 1_000)
+    return enqueued
+  }
+
+  #nextNow(): Date {
+    return new Date(this.#base.getTime() + this.#run++ * (JOB_TIMEOUT_MS + 1_000))
+  }
+
+  /** One warm-up claim, then `runs` timed claims of `cfg.claimLimit`; each must take `expect` rows. */
+  async measure(runs: number, expect: number): Promise<{ medianMs: number; runs: number[] }> {
+    const claim = (now: Date) => deliveryClaim(this.#db, { now, limit: cfg.claimLimit, actor: 'worker:bench' })
+    await claim(this.#nextNow())
+    const times: number[] = []
+    const claimed: number[] = []
+    for (let i = 0; i < runs; i++) {
+      const now = this.#nextNow()
+      const t = performance.now()
+      const r = await claim(now)
+      times.push(round(performance.now() - t, 2))
+      claimed.push(r.claimed.length)
+    }
+    if (claimed.some((c) => c !== expect)) throw new Error(`claims took ${claimed.join(',')} rows, expected ${expect} each`)
+    return { medianMs: median(times), runs: times }
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * One drain, the measurement every drain scenario shares: `events` events published to
+ * `endpoints` endpoints through the store, fanned out, then drained by a real Dispatcher over
+ * HTTP into the receiver. The rate is first claim → last settle, read from the ledger.
+ *
+ * `settings: 'bench'` is the bench's dispatcher (concurrency 100, pool 4, host clock);
+ * `'default'` is what `serve --role worker` builds with no settings: its concurrency, timeouts,
+ * snooze budget and maintenance interval from the config defaults, the database clock, and the
+ * sealer at its default interval.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import path from 'node:path'
+import { sql } from 'kysely'
+import { systemClock } from '@hookledger/core'
+import { DatabaseClock, createPgNotifier, ledgerSealState, type Db } from '@hookledger/store'
+import { Dispatcher, LedgerSealerLoop } from '@hookledger/worker'
+import { attemptTimeoutsOf, loadConfig, snoozeBudgetOf } from '@hookledger/server'
+import { startProfile, topStatements, resetStatements } from './drain-diagnostics.js'
+import { bulkCreateEndpoints, countCompleted, countStates, createEndpoints, eventId, newDispatcher, newTransport, publish, waitCompleted } from './fixtures.js'
+import { freshDatabase, type BenchDb, type Env } from './harness.js'
+import { CHECKPOINT_INTERVAL_MS, OWNER, POOL_SIZE, PROFILE, QUICK, RESULTS_DIR, STATS, cfg } from './settings.js'
+import type { Progress } from './util.js'
+
+export interface DrainOptions {
+  readonly name: string
+  readonly events: number
+  readonly endpoints?: number
+  /** Idle endpoints of other tenants beside the busy ones (they get none of the events). */
+  readonly idleEndpoints?: number
+  readonly settings?: 'bench' | 'default'
+  /** The ledger sealer at its default interval, sampling how far it lags (bench settings). */
+  readonly sealer?: boolean
+  /** Keep the database open for later scenarios (the caller closes it). */
+  readonly keep?: boolean
+  /** Diagnostics (--stats, --profile) apply to this drain. */
+  readonly diagnose?: boolean
+}
+
+export interface DrainResult {
+  readonly bdb: BenchDb
+  readonly total: number
+  readonly perSec: number
+  readonly spanMs: number
+  readonly wallMs: number
+  readonly publishMs: number
+  readonly fanoutMs: number
+  readonly concurrency: number
+  readonly claims: number
+  readonly settles: number
+  readonly busy: number
+  readonly loopDelay: { p50: number; p99: number }
+  readonly cpu: Record<string, number>
+  readonly lag: { maxRows: number; samples: number; catchUpMs: number; checkpoints: number }
+}
+
+export async function runDrain(env: Env, progress: Progress, opts: DrainOptions): Promise<DrainResult> {
+  const endpoints = opts.endpoints ?? cfg.endpoints
+  const defaults = opts.settings === 'default' ? loadConfig({}) : null
+  const bdb = await freshDatabase(env, opts.name, POOL_SIZE)
+  const { db, url } = bdb
+  const total = opts.events * endpoints
+  const clock = defaults ? await DatabaseClock.start(db) : systemClock
+  const transport = newTransport(env)
+  let notifier: ReturnType<typeof createPgNotifier> | null = null
+  let dispatcher: Dispatcher | null = null
+  const concurrency = defaults ? defaults.HOOKLEDGER_CONCURRENCY : cfg.concurrency
+  try {
+    progress.phase(`${opts.name}: ${endpoints} endpoints${opts.idleEndpoints ? ` + ${opts.idleEndpoints} idle` : ''}, ${opts.events} events`)
+    await createEndpoints(env, db, Array.from({ length: endpoints }, (_, i) => ({ owner_id: OWNER, url: env.receiver.url(`/ep/${i}`) })))
+    if (opts.idleEndpoints) {
+      await bulkCreateEndpoints(env, db, { count: opts.idleEndpoints, owner: 'idle', owners: 100, url: env.receiver.url('/idle') })
+    }
+    const pubStarted = performance.now()
+    for (let i = 0; i < opts.events; i++) await publish(db, OWNER, eventId())
+    const publishMs = performance.now() - pubStarted
+    if (defaults) {
+      const timeouts = attemptTimeoutsOf(defaults)
+      notifier = createPgNotifier(url)
+      dispatcher = new Dispatcher({
+        db, clock, transport, notifier, concurrency,
+        secretBox: env.secretBox, catalog: env.catalog, embedAdmits: async () => false, workerId: `bench-${opts.name}`,
+        retentionMs: defaults.HOOKLEDGER_RETENTION_DAYS * 24 * 3_600_000,
+        jobTimeoutMs: timeouts.jobTimeoutMs, leaseMs: timeouts.leaseMs, snoozeBudget: snoozeBudgetOf(defaults),
+        shutdownGraceMs: timeouts.jobTimeoutMs, maintenanceIntervalMs: defaults.HOOKLEDGER_MAINTENANCE_INTERVAL_SECONDS * 1000,
+      })
+    } else {
+      ;({ dispatcher, notifier } = newDispatcher(env, db, url, transport, `bench-${opts.name}`))
+    }
+    const fanStarted = performance.now()
+    const fan = await dispatcher.fanoutOnce()
+    const fanoutMs = performance.now() - fanStarted
+    if (fan.enqueued !== total) throw new Error(`fan-out enqueued ${fan.enqueued}, expected ${total}`)
+
+    const diagnose = opts.diagnose ?? false
+    if (diagnose && STATS) await resetStatements(db)
+    await env.receiver.reset()
+    env.cpu.start()
+    const loopDelay = monitorEventLoopDelay({ resolution: 5 })
+    loopDelay.enable()
+    const profiler = diagnose && PROFILE ? await startProfile() : null
+    const started = performance.now()
+    const sealer = opts.sealer || defaults
+      ? new LedgerSealerLoop({ db, key: env.ledgerKey, clock, intervalMs: defaults ? defaults.HOOKLEDGER_CHECKPOINT_INTERVAL_SECONDS * 1000 : CHECKPOINT_INTERVAL_MS })
+      : null
+    const lag = { maxRows: 0, samples: 0 }
+    const sampler = opts.sealer
+      ? setInterval(() => {
+          void ledgerSealState(db).then((st) => {
+            lag.samples++
+            lag.maxRows = Math.max(lag.maxRows, Number(st.latestPosition ?? 0) - Number(st.sealedPosition ?? 0))
+          })
+        }, 250)
+      : null
+    sealer?.start()
+    progress.phase(`${opts.name}: draining ${total} deliveries at concurrency ${concurrency}`, async () => `${await countCompleted(db)} of ${total} completed`)
+    await dispatcher.start()
+    await env.receiver.waitFor(total, QUICK ? 60_000 : 300_000)
+    await waitCompleted(db, total, 30_000)
+    const wallMs = performance.now() - started
+    if (sampler) clearInterval(sampler)
+    // How long after the last settle until every row is sealed (at most one interval, plus the seal).
+    const sealStarted = performance.now()
+    if (sealer) await sealer.stop()
+    const catchUpMs = performance.now() - sealStarted
+    loopDelay.disable()
+    await profiler?.stop(path.join(RESULTS_DIR, 'drain.cpuprofile'))
+    const cpu = env.cpu.stop()
+    await dispatcher.stop()
+    if (diagnose && STATS) await topStatements(db)
+
+    const states = await countStates(db)
+    if (states['completed'] !== total) throw new Error(`states after drain: ${JSON.stringify(states)}`)
+    const { count: received } = await env.receiver.dump()
+    if (received !== total) throw new Error(`receiver saw ${received} requests for ${total} deliveries`)
+    const span = await drainSpan(db)
+    const spanMs = Math.max(1, span.last_settle.getTime() - span.first_claim.getTime())
+    return {
+      bdb, total, concurrency, publishMs, fanoutMs, wallMs, spanMs, cpu,
+      perSec: (total / spanMs) * 1000,
+      claims: Number(span.claims),
+      settles: Number(span.settles),
+      busy: Number(span.busy),
+      loopDelay: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6 },
+      lag: { ...lag, catchUpMs, checkpoints: sealer ? (await ledgerSealState(db)).checkpoints : 0 },
+    }
+  } finally {
+    await dispatcher?.stop()
+    await notifier?.close().catch(() => {})
+    await transport.close()
+    if (clock instanceof DatabaseClock) clock.stop()
+    if (!opts.keep) await bdb.close()
+  }
+}
+
+/** First claim and last settle of the drain, and how many claim / settle transactions it took. */
+async function drainSpan(db: Db) {
+  return (
+    await sql<{ first_claim: Date; last_settle: Date; claims: string; settles: string; busy: string }>`
+      select min(occurred_at) filter (where kind = 'delivery.claimed') as first_claim,
+             max(occurred_at) filter (where kind = 'delivery.completed') as last_settle,
+             count(distinct occurred_at) filter (where kind = 'delivery.claimed') as claims,
+             count(distinct occurred_at) filter (where kind = 'delivery.completed') as settles,
+             count(*) filter (where kind = 'delivery.lease_busy') as busy
+      from ledger
+    `.execute(db)
+  ).rows[0]!
+}

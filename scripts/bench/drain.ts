@@ -1,0 +1,103 @@
+/**
+ * Scenarios `drain`, `drain-sealed` and `drain-off`: 20,000 deliveries (200 events × 100
+ * endpoints) drained at the bench's settings, judged against the ceiling; then the same with
+ * the ledger sealer on, then off again, so the chain's cost is compared with the mean of the
+ * chain-off drains before and after it (warm-up and machine noise fall on both sides).
+ */
+import { ceilingAround } from './ceiling.js'
+import { cycleBreakdown } from './drain-diagnostics.js'
+import { runDrain } from './drain-run.js'
+import type { ScenarioContext, ScenarioOutput } from './harness.js'
+import { CHECKPOINT_INTERVAL_MS, POOL_SIZE, cfg, targets } from './settings.js'
+import { shared } from './shared.js'
+import { round } from './util.js'
+
+/** The drain; its database stays open for footprint, replay and seal. */
+export async function drainScenario({ env, progress }: ScenarioContext): Promise<ScenarioOutput> {
+  const r = await runDrain(env, progress, { name: 'bench_drain_plain', events: cfg.drainEvents, keep: true, diagnose: true })
+  shared.drain = r.bdb
+  shared.drainPerSec = r.perSec
+  const cycle = await cycleBreakdown(r.bdb.db)
+  progress.phase('ceiling again, after the drain')
+  const { before, after, ceiling } = await ceilingAround(env)
+  const ratio = r.perSec / ceiling
+  const { cpu, total } = r
+  return {
+    metrics: {
+      deliveries: total,
+      endpoints: cfg.endpoints,
+      concurrency: cfg.concurrency,
+      pool: POOL_SIZE,
+      publish_ms: Math.round(r.publishMs),
+      fanout_ms: Math.round(r.fanoutMs),
+      first_claim_to_last_settle_ms: r.spanMs,
+      wall_ms: Math.round(r.wallMs),
+      deliveries_per_sec: Math.round(r.perSec),
+      ceiling_before_per_sec: Math.round(before),
+      ceiling_after_per_sec: Math.round(after),
+      ceiling_per_sec: Math.round(ceiling),
+      ratio_to_ceiling: round(ratio, 3),
+      claim_transactions: r.claims,
+      avg_claim_batch: round(total / r.claims, 1),
+      settle_transactions: r.settles,
+      avg_settle_batch: round(total / r.settles, 1),
+      lease_busy_snoozes: r.busy,
+      cycle_median_ms: cycle,
+      event_loop_delay_ms: { p50: round(r.loopDelay.p50, 1), p99: round(r.loopDelay.p99, 1) },
+      cpu,
+      cpu_ms_per_delivery: round((cpu['main_ms']! + cpu['receiver_ms']! + cpu['postgres_ms']!) / total, 3),
+    },
+    rows: [
+      { metric: 'ceiling requests/s, after the drain', value: String(Math.round(after)), target: '—', pass: null },
+      {
+        metric: 'deliveries/s (first claim → last settle)',
+        value: String(Math.round(r.perSec)),
+        target: `≥ ${targets.drainPerSec}`,
+        pass: r.perSec >= targets.drainPerSec,
+      },
+      {
+        metric: 'drain ÷ ceiling (mean of before and after)',
+        value: round(ratio, 2).toFixed(2),
+        target: `≥ ${targets.drainRatio}`,
+        pass: ratio >= targets.drainRatio,
+      },
+    ],
+  }
+}
+
+/** The same drain with the ledger sealer running at its default interval (chain and checkpoints on). */
+export async function drainSealedScenario({ env, progress }: ScenarioContext): Promise<ScenarioOutput> {
+  const r = await runDrain(env, progress, { name: 'bench_drain_sealed', events: cfg.drainEvents, sealer: true })
+  shared.sealedPerSec = r.perSec
+  return {
+    metrics: {
+      deliveries: r.total,
+      deliveries_per_sec: Math.round(r.perSec),
+      checkpoint_interval_ms: CHECKPOINT_INTERVAL_MS,
+      checkpoints: r.lag.checkpoints,
+      max_lag_rows: r.lag.maxRows,
+      lag_samples: r.lag.samples,
+      sealed_after_last_settle_ms: Math.round(r.lag.catchUpMs),
+      cpu: r.cpu,
+    },
+    rows: [
+      { metric: 'deliveries/s with the chain on (sealer every 10 s)', value: String(Math.round(r.perSec)), target: '—', pass: null },
+      { metric: 'sealing lag behind the writers, max rows', value: String(r.lag.maxRows), target: '—', pass: null },
+      { metric: 'all sealed after the last settle (ms)', value: String(Math.round(r.lag.catchUpMs)), target: '—', pass: null },
+    ],
+  }
+}
+
+/** Chain off again, after the chain-on drain: on ÷ off against the mean of both off drains. */
+export async function drainOffScenario({ env, progress }: ScenarioContext): Promise<ScenarioOutput> {
+  const r = await runDrain(env, progress, { name: 'bench_drain_plain_after', events: cfg.drainEvents })
+  const off = ((shared.drainPerSec ?? NaN) + r.perSec) / 2
+  const ratio = (shared.sealedPerSec ?? NaN) / off
+  return {
+    metrics: { deliveries: r.total, deliveries_per_sec: Math.round(r.perSec), chain_off_mean_per_sec: Math.round(off), chain_on_over_off: round(ratio, 3) },
+    rows: [
+      { metric: 'deliveries/s, chain off again (after the chain-on drain)', value: String(Math.round(r.perSec)), target: '—', pass: null },
+      { metric: 'drain chain on ÷ off (mean of the off drains before and after)', value: round(ratio, 2).toFixed(2), target: '≥ 0.95', pass: ratio >= 0.95 },
+    ],
+  }
+}

@@ -1,0 +1,211 @@
+/**
+ * The bench harness: one embedded PostgreSQL and one receiver process for the whole run, a
+ * fresh migrated database per scenario, timing and error capture per scenario, one JSON line
+ * per scenario on stdout as it finishes, the table at the end, and bench-results/*.json.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs'
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os'
+import path from 'node:path'
+import pg from 'pg'
+import {
+  createEgressPolicy,
+  createEventCatalog,
+  createSecretBox,
+  generateLedgerSigningKey,
+  generateMasterKey,
+  parseLedgerSigningKey,
+  type LedgerSigningKey,
+} from '@hookledger/core'
+import { createDb, migrateToLatest, openEmbeddedDatabase, type Db, type EmbeddedDatabase } from '@hookledger/store'
+import { CpuMeter } from './cpu-meter.js'
+import { Receiver } from './receiver.js'
+import { EXPLAIN_MS, ONLY, PG_SETTINGS, POOL_SIZE, QUICK, RESULTS_DIR, SCALE, cfg, targets } from './settings.js'
+import { Progress, log, round } from './util.js'
+
+export interface Env {
+  readonly pg: EmbeddedDatabase
+  readonly receiver: Receiver
+  readonly secretBox: ReturnType<typeof createSecretBox>
+  readonly catalog: ReturnType<typeof createEventCatalog>
+  readonly policy: ReturnType<typeof createEgressPolicy>
+  readonly cpu: CpuMeter
+  readonly ledgerKey: LedgerSigningKey
+}
+
+export interface BenchDb {
+  readonly name: string
+  readonly url: string
+  readonly db: Db
+  close(): Promise<void>
+}
+
+/** A new database `name` in the bench's cluster, migrated with the real migrations. */
+export async function freshDatabase(env: Env, name: string, poolSize = POOL_SIZE, migrate = true): Promise<BenchDb> {
+  const admin = new pg.Client({ connectionString: env.pg.url('postgres') })
+  await admin.connect()
+  try {
+    await admin.query(`drop database if exists ${name}`)
+    await admin.query(`create database ${name}`)
+  } finally {
+    await admin.end()
+  }
+  const url = env.pg.url(name)
+  const db = createDb(new pg.Pool({ connectionString: url, max: poolSize }))
+  if (migrate) await migrateToLatest(db)
+  return { name, url, db, close: () => db.destroy() }
+}
+
+/** One line of the table: a figure, its target (or '—') and whether it is met (null: no target). */
+export interface Row {
+  readonly metric: string
+  readonly value: string
+  readonly target: string
+  readonly pass: boolean | null
+}
+
+export interface ScenarioOutput {
+  metrics: Record<string, unknown>
+  rows: Row[]
+}
+
+export interface ScenarioContext {
+  readonly env: Env
+  readonly progress: Progress
+}
+
+export type Scenario = (ctx: ScenarioContext) => Promise<ScenarioOutput>
+
+interface ScenarioResult {
+  scenario: string
+  ok: boolean
+  error?: string
+  seconds: number
+  metrics: Record<string, unknown>
+  rows: Row[]
+}
+
+const results: ScenarioResult[] = []
+
+/** Runs one scenario (unless `--only` leaves it out), records its result or its error. */
+export async function runScenario(env: Env, name: string, run: Scenario): Promise<void> {
+  if (ONLY && !ONLY.includes(name)) return
+  log(`${name}: start`)
+  const started = performance.now()
+  const progress = new Progress(name)
+  const seconds = () => round((performance.now() - started) / 1000, 2)
+  let result: ScenarioResult
+  try {
+    const { metrics, rows } = await run({ env, progress })
+    result = { scenario: name, ok: true, seconds: seconds(), metrics, rows }
+  } catch (err) {
+    const error = err instanceof Error ? (err.stack ?? err.message) : String(err)
+    result = { scenario: name, ok: false, error, seconds: seconds(), metrics: {}, rows: [] }
+    log(`${name}: ERROR ${error}`)
+  } finally {
+    progress.stop()
+  }
+  results.push(result)
+  const { rows: _rows, ...json } = result
+  process.stdout.write(JSON.stringify({ bench: json.scenario, ...json }) + '\n')
+}
+
+function printTable(): void {
+  const lines: string[][] = [['scenario', 'metric', 'value', 'target', 'ok']]
+  for (const r of results) {
+    if (!r.ok) {
+      lines.push([r.scenario, 'ERROR', (r.error ?? '').split('\n')[0]!.slice(0, 80), '', 'ERROR'])
+      continue
+    }
+    for (const row of r.rows) {
+      lines.push([r.scenario, row.metric, row.value, row.target, row.pass === null ? '' : row.pass ? 'yes' : 'MISS'])
+    }
+  }
+  const widths = lines[0]!.map((_, c) => Math.max(...lines.map((l) => l[c]!.length)))
+  const fmt = (l: string[]) =>
+    '| ' + l.map((cell, c) => (c === 2 ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join(' | ') + ' |'
+  process.stdout.write('\n' + fmt(lines[0]!) + '\n')
+  process.stdout.write(
+    '|' + widths.map((w, c) => (c === 2 ? '-'.repeat(w + 1) + ':' : ':' + '-'.repeat(w + 1))).join('|') + '|\n',
+  )
+  for (const l of lines.slice(1)) process.stdout.write(fmt(l) + '\n')
+}
+
+/**
+ * Starts the cluster and the receiver, runs `body` (the scenarios), prints the table and
+ * writes the results; always stops and removes what it started. Resolves with the exit code:
+ * non-zero when a scenario errored, never because one was slow.
+ */
+export async function benchRun(body: (env: Env) => Promise<void>): Promise<number> {
+  const benchStarted = performance.now()
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'hookledger-bench-'))
+  let embedded: EmbeddedDatabase | null = null
+  let receiver: Receiver | null = null
+  try {
+    log(`${QUICK ? 'quick (1/50 scale)' : 'full'} run; PostgreSQL under ${dataDir}`)
+    mkdirSync(RESULTS_DIR, { recursive: true })
+    const explainLog = path.join(RESULTS_DIR, 'explain.log')
+    if (EXPLAIN_MS) rmSync(explainLog, { force: true })
+    embedded = await openEmbeddedDatabase({
+      dataDir,
+      settings: PG_SETTINGS,
+      ...(EXPLAIN_MS ? { onLog: (line: string) => void appendFileSync(explainLog, line) } : {}),
+    })
+    receiver = await Receiver.start()
+    const admin = new pg.Client({ connectionString: embedded.url('postgres') })
+    await admin.connect()
+    const pgVersion = String((await admin.query('show server_version')).rows[0]?.server_version ?? '')
+    const durability: Record<string, string> = {}
+    for (const name of ['fsync', 'synchronous_commit', 'full_page_writes', 'shared_buffers', 'autovacuum_naptime']) {
+      durability[name] = String((await admin.query(`show ${name}`)).rows[0]?.[name])
+    }
+    await admin.end()
+    log(`PostgreSQL ${pgVersion} ${JSON.stringify(durability)}; receiver pid ${receiver.pid} on :${receiver.port}`)
+    const postmasterPid = Number(readFileSync(path.join(embedded.clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+    const env: Env = {
+      pg: embedded,
+      receiver,
+      secretBox: createSecretBox(generateMasterKey()),
+      catalog: createEventCatalog(),
+      policy: createEgressPolicy({ allow: ['127.0.0.0/8'] }),
+      ledgerKey: parseLedgerSigningKey(generateLedgerSigningKey().secret),
+      cpu: new CpuMeter(postmasterPid, receiver.pid),
+    }
+    await body(env)
+
+    const totalSeconds = round((performance.now() - benchStarted) / 1000, 1)
+    printTable()
+    const load = loadavg()
+    process.stdout.write(
+      `\n${QUICK ? 'quick' : 'full'} run: ${totalSeconds} s total, machine load ${load.map((l) => l.toFixed(2)).join(' ')}\n`,
+    )
+    if (QUICK) {
+      process.stdout.write('quick = 1/50 scale, a smoke test: its values are not comparable with the targets (full run).\n')
+    }
+    const report =
+      JSON.stringify(
+        {
+          at: new Date().toISOString(),
+          mode: QUICK ? 'quick' : 'full',
+          scale: SCALE,
+          seconds: totalSeconds,
+          machine: { cpus: availableParallelism(), model: cpus()[0]?.model ?? '', node: process.version, load },
+          postgres: { version: pgVersion, settings: { ...PG_SETTINGS, ...durability } },
+          config: cfg,
+          targets,
+          results,
+        },
+        null,
+        2,
+      ) + '\n'
+    // latest.json is whichever ran last; full.json / quick.json keep each mode's last complete
+    // run, so the quick run of `npm test` does not hide the last full one.
+    writeFileSync(path.join(RESULTS_DIR, 'latest.json'), report)
+    if (!ONLY) writeFileSync(path.join(RESULTS_DIR, `${QUICK ? 'quick' : 'full'}.json`), report)
+    return results.every((r) => r.ok) ? 0 : 1
+  } finally {
+    await receiver?.stop().catch(() => {})
+    await embedded?.stop().catch(() => {})
+    if (embedded) rmSync(embedded.clusterDir, { recursive: true, force: true })
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}

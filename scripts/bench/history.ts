@@ -1,0 +1,91 @@
+/**
+ * Scenario `history`: months of traffic already behind the service — 1,000,000 completed
+ * deliveries (quick: 20,000) with their full ledger (~4.3 rows each), written straight in SQL by
+ * the testkit's syntheticLedgerHistory over 100 endpoints (driving the engine that far would
+ * take the whole run). Then, with due work enqueued through the real publish and fan-out path:
+ * the claim's median, one delivery's attempt history (`attemptList`, what
+ * `GET …/deliveries/:id/attempts` reads; target < 10 ms) and the disk per delivery.
+ */
+import { createHash } from 'node:crypto'
+import { sql } from 'kysely'
+import { attemptList } from '@hookledger/store'
+// The history generator alone: the testkit index needs a running vitest.
+import { syntheticLedgerHistory } from '@hookledger/testkit/synthetic-ledger-history'
+import { ClaimProbe } from './claim-probe.js'
+import { freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
+import { cfg, targets } from './settings.js'
+import { percentile, round } from './util.js'
+
+/** The owner and delivery ids syntheticLedgerHistory writes. */
+const SYN_OWNER = 'syn'
+const synDeliveryId = (i: number) => {
+  const h = createHash('md5').update(`delivery-${i}`).digest('hex')
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+}
+
+export async function historyScenario({ env, progress }: ScenarioContext): Promise<ScenarioOutput> {
+  const bdb = await freshDatabase(env, 'bench_history', 2)
+  const { db } = bdb
+  const n = cfg.historyDeliveries
+  const endpoints = cfg.claimEndpoints
+  try {
+    progress.phase(`seeding ${n.toLocaleString('en')} completed deliveries (ledger + projection) in SQL`)
+    const t = performance.now()
+    await syntheticLedgerHistory(db, { deliveries: n, endpoints })
+    const seedMs = performance.now() - t
+
+    const sizes = (
+      await sql<{ relname: string; bytes: string }>`
+        select c.relname, pg_total_relation_size(c.oid) as bytes from pg_class c
+        join pg_namespace s on s.oid = c.relnamespace and s.nspname = 'public'
+        where c.relkind = 'r' and c.relname in ('ledger', 'deliveries', 'events', 'endpoints')
+      `.execute(db)
+    ).rows
+    const byTable = Object.fromEntries(sizes.map((s) => [s.relname, Number(s.bytes)]))
+    const totalBytes = Object.values(byTable).reduce((a, b) => a + b, 0)
+    const ledgerRows = Number((await sql<{ n: string }>`select count(*) as n from ledger`.execute(db)).rows[0]!.n)
+
+    progress.phase(`${cfg.historyLookups} attempt histories`)
+    const lookups: number[] = []
+    for (let k = 0; k < cfg.historyLookups; k++) {
+      const id = synDeliveryId(1 + Math.floor(Math.random() * n))
+      const t0 = performance.now()
+      const { attempts } = await attemptList(db, SYN_OWNER, id)
+      lookups.push(performance.now() - t0)
+      if (attempts.length === 0) throw new Error(`no attempts for delivery ${id}`)
+    }
+    lookups.sort((a, b) => a - b)
+    const lookupMedian = percentile(lookups, 50)
+
+    progress.phase('claiming beside the history')
+    const probe = new ClaimProbe(db)
+    await probe.enqueue(env, SYN_OWNER, cfg.claimRuns + 2)
+    const claim = await probe.measure(cfg.claimRuns, Math.min(cfg.claimLimit, endpoints))
+    const perDelivery = totalBytes / n
+    return {
+      metrics: {
+        completed_deliveries: n,
+        endpoints,
+        ledger_rows: ledgerRows,
+        seed_ms: Math.round(seedMs),
+        bytes_by_table: byTable,
+        bytes_per_delivery: Math.round(perDelivery),
+        attempt_history_ms: { p50: round(lookupMedian, 2), p99: round(percentile(lookups, 99), 2), max: round(lookups.at(-1)!, 2) },
+        claim_median_ms: claim.medianMs,
+        claim_runs_ms: claim.runs,
+      },
+      rows: [
+        { metric: `claim ${cfg.claimLimit} beside ${n.toLocaleString('en')} completed (median ms)`, value: claim.medianMs.toFixed(2), target: '—', pass: null },
+        {
+          metric: `one delivery's attempt history @ ${n.toLocaleString('en')} (median ms)`,
+          value: lookupMedian.toFixed(2),
+          target: `< ${targets.attemptHistoryMs}`,
+          pass: lookupMedian < targets.attemptHistoryMs,
+        },
+        { metric: 'disk bytes per delivery in history (ledger+projections+indexes)', value: String(Math.round(perDelivery)), target: '—', pass: null },
+      ],
+    }
+  } finally {
+    await bdb.close()
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * The bench's command line, scale and targets: read once here, so every scenario file sees the
+ * same settings. `--quick` scales every count by 1/50 (a smoke test inside `npm test`).
+ */
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const argv = process.argv.slice(2)
+export const QUICK = argv.includes('--quick')
+export const ONLY =
+  argv
+    .find((a) => a.startsWith('--only='))
+    ?.slice('--only='.length)
+    .split(',') ?? null
+/** Diagnostics: load pg_stat_statements and print the drain's top statements. */
+export const STATS = argv.includes('--stats')
+/** Diagnostics: CPU-profile this process during the drain into bench-results/drain.cpuprofile. */
+export const PROFILE = argv.includes('--profile')
+/** Diagnostics: auto_explain statements slower than this many ms into bench-results/explain.log. */
+export const EXPLAIN_MS = argv.find((a) => a.startsWith('--explain='))?.slice('--explain='.length) ?? null
+/** Diagnostics: print where the replay of the drain's ledger spends its time. */
+export const REPLAY_PHASES = argv.includes('--replay-phases')
+export const SCALE = QUICK ? 1 / 50 : 1
+export const scaled = (n: number, min = 1) => Math.max(min, Math.round(n * SCALE))
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
+export const RESULTS_DIR = path.join(ROOT, 'bench-results')
+
+/** PostgreSQL settings beyond the library defaults. Durability stays on (production-like). */
+export const PG_SETTINGS: Record<string, string> = {
+  max_connections: '100',
+  // Keep the cluster's noise out of the measurements: no statement/connection logging.
+  log_min_messages: 'warning',
+  ...(STATS || EXPLAIN_MS
+    ? {
+        shared_preload_libraries: [STATS ? 'pg_stat_statements' : '', EXPLAIN_MS ? 'auto_explain' : '']
+          .filter(Boolean)
+          .join(','),
+        ...(STATS ? { 'pg_stat_statements.track_planning': 'on' } : {}),
+      }
+    : {}),
+  ...(EXPLAIN_MS
+    ? {
+        'auto_explain.log_min_duration': `${EXPLAIN_MS}ms`,
+        'auto_explain.log_analyze': 'on',
+        'auto_explain.log_buffers': 'on',
+        log_min_messages: 'info',
+      }
+    : {}),
+}
+
+export const POOL_SIZE = 4
+export const OWNER = 'bench'
+export const EVENT_TYPE = 'booking.created'
+/** The sealer's default interval (HOOKLEDGER_CHECKPOINT_INTERVAL_SECONDS). */
+export const CHECKPOINT_INTERVAL_MS = 10_000
+
+export const cfg = {
+  // ceiling / drain: 200 events × 100 endpoints = 20,000 deliveries.
+  endpoints: 100,
+  drainEvents: scaled(200, 2),
+  concurrency: 100,
+  ceilingRequests: scaled(20_000, 500),
+  // latency: 200 events/s for 30 s, each to one of 50 endpoints (one per tenant).
+  latencyEndpoints: 50,
+  latencyRate: 200,
+  latencySeconds: 30 * SCALE,
+  // claim: one batch claim of 64 with 10k vs 1M due (+100k completed beside them).
+  claimLimit: 64,
+  claimEndpoints: 100,
+  claimSmall: scaled(10_000, 500),
+  claimLarge: scaled(1_000_000, 1_000),
+  claimCompleted: scaled(100_000, 100),
+  claimRuns: QUICK ? 5 : 9,
+  // claim-endpoints: the same claim with 100 endpoints, then 100,000 (99,900 idle, 1,000 of
+  // them soft-deleted). Each claim at 100k costs seconds before the queue-head projection, so
+  // fewer runs there.
+  claimManyEndpoints: scaled(100_000, 500),
+  claimDeletedEndpoints: scaled(1_000, 10),
+  claimManyRuns: QUICK ? 3 : 5,
+  // drain-idle: 100 busy endpoints drained with 10,000 idle ones (other tenants) beside them.
+  idleDrainEvents: scaled(100, 2),
+  idleEndpoints: scaled(10_000, 200),
+  // fanout: one event to 1,000 endpoints (through the dispatcher), and to 10,000 (fanoutRun).
+  fanoutEndpoints: scaled(1_000, 10),
+  fanoutWideEndpoints: scaled(10_000, 200),
+  fanoutRuns: 3,
+  // publish-http: POST /api/events through the real API, this many at a time.
+  publishEvents: scaled(2_000, 100),
+  publishInFlight: 16,
+  // peer: the same deliveries through hookledger (default settings) and graphile-worker.
+  peerEvents: scaled(100, 2),
+  // history: completed deliveries already in the ledger and the projection.
+  historyDeliveries: QUICK ? 20_000 : 1_000_000,
+  historyLookups: 50,
+}
+
+export const targets = {
+  drainRatio: 0.6,
+  drainPerSec: 1_000,
+  latencyP50: 25,
+  latencyP99: 150,
+  claimGrowth: 2,
+  footprintBytes: 2048,
+  replayRowsPerSec: 50_000,
+  fanoutMs: 1_000,
+  idleDrainRatio: 0.9,
+  peerRatio: 3,
+  attemptHistoryMs: 10,
+}

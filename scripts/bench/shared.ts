@@ -1,0 +1,13 @@
+/**
+ * Figures and data one scenario leaves for later ones in the same run: the ceiling (every
+ * drain divides by it), the drain's database (footprint, replay and seal read it) and the
+ * chain-off / chain-on drain rates (drain-off compares them).
+ */
+import type { BenchDb } from './harness.js'
+
+export const shared: {
+  ceilingPerSec?: number
+  drain?: BenchDb
+  drainPerSec?: number
+  sealedPerSec?: number
+} = {}
