@@ -567,9 +567,9 @@ describe('discarded on claim', () => {
     expect(d0).toMatchObject({ state: 'retryable', attempts: 1 })
 
     h.clock.advance(29 * day)
-    expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 0, pruned: 0 })
+    expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 0, pruned: 0, retired: 0, purged: 0 })
     h.clock.advance(2 * day)
-    expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 0, pruned: 1 })
+    expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 0, pruned: 1, retired: 0, purged: 0 })
     expect(await h.db.selectFrom('events').select('id').execute()).toEqual([])
     const pruned = await h.db
       .selectFrom('ledger')

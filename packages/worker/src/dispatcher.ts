@@ -1,4 +1,5 @@
 import {
+  DELIVERY_RETENTION_DEFAULT_DAYS,
   JOB_TIMEOUT_MS,
   databaseRetryDelayMs,
   silentLogger,
@@ -14,6 +15,8 @@ import {
   EVENTS_CHANNEL,
   deliveryClaim,
   deliveryRescue,
+  deliveryRetire,
+  endpointPurge,
   eventPrune,
   fanoutRun,
   EVENT_RETENTION_DEFAULT_MS,
@@ -49,6 +52,8 @@ export interface DispatcherOptions {
   readonly pollIntervalMs?: number
   readonly maintenanceIntervalMs?: number
   readonly retentionMs?: number
+  /** Settled deliveries whose last change is older than this leave the `deliveries` table (default 30). */
+  readonly deliveryRetentionDays?: number
   readonly shutdownGraceMs?: number
   /** Bounds one attempt: its request is aborted after it (default 15 s). */
   readonly jobTimeoutMs?: number
@@ -61,6 +66,18 @@ export interface DispatcherOptions {
   readonly snoozeBudget?: SnoozeBudget
   /** Shared with the process's other loops, so an outage is logged once. */
   readonly health?: DatabaseHealth
+}
+
+/** Counts of one maintenance pass. */
+export interface MaintenanceReport {
+  /** Lost attempts recorded and retried. */
+  rescued: number
+  /** Events past the event retention, deleted. */
+  pruned: number
+  /** Settled deliveries past the delivery retention, removed from `deliveries`. */
+  retired: number
+  /** Deleted endpoints with nothing left to settle, removed from `endpoints`. */
+  purged: number
 }
 
 /** Counts of one `runOnce` step. */
@@ -76,7 +93,7 @@ export interface StepReport {
  * The delivery engine of one process: fan-out, a producer that claims only as many deliveries
  * as it has free slots, executors that POST with no transaction open, and a batching completer.
  * NOTIFY wakes it; a jittered poll is the fallback and is enough on its own. Maintenance
- * (rescuer, pruner) runs on an interval; several processes may run it at once safely.
+ * (rescuer, pruner, retention) runs on an interval; several processes may run it at once safely.
  */
 export class Dispatcher {
   readonly #o: DispatcherOptions
@@ -352,15 +369,26 @@ export class Dispatcher {
     }
   }
 
-  /** Rescues deliveries whose worker was lost and prunes events past retention. */
-  async maintenanceOnce(): Promise<{ rescued: number; pruned: number }> {
+  /**
+   * Rescues deliveries whose worker was lost, prunes events past retention, retires settled
+   * deliveries past the delivery retention (bounded per pass: a backlog takes several) and
+   * purges deleted endpoints with nothing left to settle.
+   */
+  async maintenanceOnce(): Promise<MaintenanceReport> {
     const now = this.#o.clock.now()
     const rescued = await deliveryRescue(this.#o.db, { now, ...(this.#leaseMs !== undefined ? { leaseMs: this.#leaseMs } : {}) })
     const pruned = await eventPrune(this.#o.db, {
       now,
       retentionMs: this.#o.retentionMs ?? EVENT_RETENTION_DEFAULT_MS,
     })
+    const { retired } = await deliveryRetire(this.#o.db, {
+      now,
+      retentionDays: this.#o.deliveryRetentionDays ?? DELIVERY_RETENTION_DEFAULT_DAYS,
+      actor: 'system',
+    })
+    const purged = await endpointPurge(this.#o.db, { now, actor: 'system' })
     if (rescued > 0) this.#log.warn({ rescued }, 'rescuer:rescued')
-    return { rescued, pruned }
+    if (retired > 0 || purged > 0) this.#log.info({ retired, purged }, 'retention:removed')
+    return { rescued, pruned, retired, purged }
   }
 }
