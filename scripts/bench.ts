@@ -61,6 +61,7 @@ import {
   createDb,
   createPgNotifier,
   deliveryClaim,
+  endpointQueueRebuildAll,
   endpointCreate,
   eventInsert,
   ledgerReplayVerify,
@@ -1232,6 +1233,8 @@ async function generateRows(
       cross join (select id from endpoints order by created_at, id) e,
       lateral (select ${base}::timestamptz - interval '2 days' + g * interval '1 ms' as t) x
     `.execute(trx)
+    // The claim reads the queue heads, which the write primitive keeps; these rows bypassed it.
+    await endpointQueueRebuildAll(trx)
   })
   await sql`vacuum analyze deliveries`.execute(db)
   await sql`vacuum analyze events`.execute(db)

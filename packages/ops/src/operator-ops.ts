@@ -131,7 +131,7 @@ export const replayReportSchema = z.object({
   /** The differences kept (up to `max_differences`); the totals count them all. */
   differences: z.array(
     z.object({
-      table: z.enum(['endpoints', 'deliveries']),
+      table: z.enum(['endpoints', 'deliveries', 'endpoint_queue']),
       key: z.string(),
       kind: differenceKind,
       columns: z.array(z.string()),
@@ -144,7 +144,7 @@ export const replayReportSchema = z.object({
   ),
   differences_total: z.number().int(),
   differences_omitted: z.number().int(),
-  difference_counts: z.object({ endpoints: differenceCounts, deliveries: differenceCounts }),
+  difference_counts: z.object({ endpoints: differenceCounts, deliveries: differenceCounts, endpoint_queue: differenceCounts }),
 })
 
 export const ledgerReplayOp = defineOp({

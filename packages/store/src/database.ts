@@ -46,12 +46,20 @@ export interface ApiTokensTable {
   revoked_at: Date | null
 }
 
+/** The claim's queue head per endpoint (migration 0009; refreshed by the write primitive). */
+export interface EndpointQueueTable {
+  endpoint_id: string
+  owner_id: string
+  ready_at: Date | null
+}
+
 export interface Database {
   ledger: LedgerTable
   events: EventsTable
   endpoints: EndpointsTable
   deliveries: DeliveriesTable
   delivery_attempts: DeliveryAttemptsTable
+  endpoint_queue: EndpointQueueTable
   api_tokens: ApiTokensTable
 }
 

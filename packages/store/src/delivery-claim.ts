@@ -1,14 +1,12 @@
-import { sql } from 'kysely'
+import { sql, type RawBuilder } from 'kysely'
 import {
-  DeliveryOutcome,
   JOB_TIMEOUT_MS,
-  decideDelivery,
-  iso,
+  decideClaim,
   type DeliveryRow,
   type EndpointRow,
   type LedgerEntry,
 } from '@hookledger/core'
-import type { Db } from './database.js'
+import type { Db, Trx } from './database.js'
 import { ledgerWrite } from './ledger-write.js'
 
 /** The event as it travels: thin, no content. */
@@ -49,6 +47,85 @@ export interface DeliveryClaimResult {
   readonly claimed: ClaimedDelivery[]
   /** Deliveries settled at claim time (endpoint disabled/deleted, event pruned, lease busy). */
   readonly settled: number
+  /** The ledger entries the claim wrote (for instruments: outcomes are counted from these). */
+  readonly entries: readonly LedgerEntry[]
+}
+
+/** A locked due delivery and its event (null when the event was pruned). */
+export interface LockedHead {
+  readonly delivery: DeliveryRow
+  readonly event: ThinEvent | null
+}
+
+/**
+ * Locks deliveries by id (`heads`: a query of ids in claim order), skipping any another worker
+ * holds or that stopped being due since, and reads their events in the same statement. Each is
+ * found by primary key, whatever the planner's estimate of the backlog.
+ */
+async function lockHeads(trx: Trx, heads: RawBuilder<unknown>, now: Date): Promise<LockedHead[]> {
+  const locked = await sql<DeliveryRow & HeadEvent>`
+    with heads as materialized (${heads})
+    select d.*, ev.id as ev_id, ev.type as ev_type, ev.subject as ev_subject,
+           ev.occurred_at as ev_occurred_at, ev.data as ev_data
+    from heads
+    cross join lateral (
+      select * from deliveries d
+      where d.id = heads.id and d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
+      limit 1
+    ) d
+    left join events ev on ev.owner_id = d.owner_id and ev.id = d.event_id
+    order by d.next_attempt_at, d.id
+    for update of d skip locked
+  `.execute(trx)
+  return locked.rows.map(({ ev_id, ev_type, ev_subject, ev_occurred_at, ev_data, ...delivery }) => ({
+    delivery,
+    event: ev_id === null ? null : { id: ev_id, type: ev_type!, subject: ev_subject!, occurred_at: ev_occurred_at!, data: ev_data! },
+  }))
+}
+
+/**
+ * The earliest due delivery of each of these endpoints, locked (for the settle that passes an
+ * endpoint's lease straight on to its next delivery). One index probe per endpoint.
+ */
+export function lockNextHeadsOf(trx: Trx, endpointIds: readonly string[], now: Date): Promise<LockedHead[]> {
+  if (endpointIds.length === 0) return Promise.resolve([])
+  return lockHeads(
+    trx,
+    sql`
+      select h.id from unnest(${endpointIds}::uuid[]) as e(id)
+      cross join lateral (
+        select d.id from deliveries d
+        where d.endpoint_id = e.id and d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
+        order by d.next_attempt_at, d.id limit 1
+      ) h
+    `,
+    now,
+  )
+}
+
+/**
+ * Decides each locked head against its endpoint as it is now (`decideClaim`: discard, snooze
+ * for a busy lease, or claim with the endpoint's lease): the entries to write and the ids
+ * claimed, at most one per endpoint.
+ */
+export function decideHeads(
+  heads: readonly LockedHead[],
+  endpointById: ReadonlyMap<string, EndpointRow>,
+  ctx: { now: Date; actor: string; leaseUntil: Date },
+): { entries: LedgerEntry[]; claimedIds: string[] } {
+  const entries: LedgerEntry[] = []
+  const claimedIds: string[] = []
+  const leasedNow = new Set<string>()
+  for (const { delivery, event } of heads) {
+    const endpoint = endpointById.get(delivery.endpoint_id)!
+    const decision = decideClaim(delivery, endpoint, event !== null, { ...ctx, leasedByThisClaim: leasedNow.has(endpoint.id) })
+    entries.push(...decision.entries)
+    if (decision.claimed) {
+      leasedNow.add(endpoint.id)
+      claimedIds.push(delivery.id)
+    }
+  }
+  return { entries, claimedIds }
 }
 
 /**
@@ -57,110 +134,47 @@ export interface DeliveryClaimResult {
  * is disabled or deleted, or whose event was pruned, are discarded here; one whose endpoint
  * lease another worker took in the meantime is snoozed 2 s without spending an attempt.
  *
- * The candidate query probes each leasable endpoint for its earliest waiting delivery, so its
- * cost follows the number of endpoints, never the backlog or the history. Disabled and deleted
- * endpoints are always candidates, whatever their lease: their due deliveries (e.g. one whose
- * in-flight attempt was settled as a retry after the delete) must be discarded, not stranded.
+ * Candidates come from the queue heads (`endpoint_queue.ready_at`, endpoint-queue.ts): only
+ * endpoints with a due delivery and no live lease are read, through a partial index, so the
+ * claim's cost follows the due work, never the number of endpoints, the backlog or the history.
+ * Disabled and deleted endpoints with waiting deliveries stay ready, whatever their lease: those
+ * deliveries (e.g. one whose in-flight attempt was settled as a retry after the delete) must be
+ * discarded, not stranded; once they are, the endpoint leaves the claim path.
  */
 export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promise<DeliveryClaimResult> {
   const { now, limit, actor } = params
-  if (limit <= 0) return { claimed: [], settled: 0 }
+  if (limit <= 0) return { claimed: [], settled: 0, entries: [] }
   const leaseUntil = new Date(now.getTime() + (params.leaseMs ?? JOB_TIMEOUT_MS))
   return db.transaction().execute(async (trx) => {
-    // One statement: pick the heads, lock them (a row another worker holds, or that changed
-    // since, is skipped), and read their events. Each head is locked by primary key (a lateral
-    // probe per head), whatever the planner's estimate of the backlog: left to itself after a
-    // burst of new rows it would rather scan the whole claim index.
-    const locked = await sql<DeliveryRow & HeadEvent>`
-      with heads as materialized (
-        select h.id from endpoints e
+    const heads = await lockHeads(
+      trx,
+      sql`
+        select h.id from endpoint_queue q
         cross join lateral (
-          select d.id, d.next_attempt_at from deliveries d
-          where d.endpoint_id = e.id and d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
+          select d.id from deliveries d
+          where d.endpoint_id = q.endpoint_id and d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
           order by d.next_attempt_at, d.id limit 1
         ) h
-        where (e.busy_until is null or e.busy_until <= ${now} or not e.enabled or e.deleted_at is not null)
-        order by h.next_attempt_at, h.id
+        where q.ready_at <= ${now}
+        order by q.ready_at, q.endpoint_id
         limit ${limit}
-      )
-      select d.*, ev.id as ev_id, ev.type as ev_type, ev.subject as ev_subject,
-             ev.occurred_at as ev_occurred_at, ev.data as ev_data
-      from heads
-      cross join lateral (
-        select * from deliveries d
-        where d.id = heads.id and d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
-        limit 1
-      ) d
-      left join events ev on ev.owner_id = d.owner_id and ev.id = d.event_id
-      order by d.next_attempt_at, d.id
-      for update of d skip locked
-    `.execute(trx)
-    if (locked.rows.length === 0) return { claimed: [], settled: 0 }
-    const deliveries: DeliveryRow[] = []
-    const eventByKey = new Map<string, ThinEvent>()
-    for (const row of locked.rows) {
-      const { ev_id, ev_type, ev_subject, ev_occurred_at, ev_data, ...delivery } = row
-      deliveries.push(delivery)
-      if (ev_id !== null) {
-        eventByKey.set(`${delivery.owner_id}\u0000${ev_id}`, {
-          id: ev_id,
-          type: ev_type!,
-          subject: ev_subject!,
-          occurred_at: ev_occurred_at!,
-          data: ev_data!,
-        })
-      }
-    }
+      `,
+      now,
+    )
+    if (heads.length === 0) return { claimed: [], settled: 0, entries: [] }
+    const deliveries = heads.map((h) => h.delivery)
     const endpointIds = [...new Set(deliveries.map((d) => d.endpoint_id))].sort()
     // Lock the endpoints in a fixed order; the lease is decided on their latest state.
     const endpoints = (
       await sql<EndpointRow>`select * from endpoints where id = any(${endpointIds}::uuid[]) order by id for update`.execute(trx)
     ).rows
-    const endpointById = new Map(endpoints.map((e) => [e.id, e]))
-
-    const entries: LedgerEntry[] = []
-    const claimedIds: string[] = []
-    const leasedNow = new Set<string>()
-    const ctx = { now, actor }
-    for (const d of deliveries) {
-      const endpoint = endpointById.get(d.endpoint_id)!
-      const event = eventByKey.get(`${d.owner_id}\u0000${d.event_id}`)
-      const busy =
-        leasedNow.has(endpoint.id) ||
-        (endpoint.busy_until !== null && endpoint.busy_until.getTime() > now.getTime())
-      if (endpoint.deleted_at !== null) {
-        entries.push(...decideDelivery(d, DeliveryOutcome.discarded('endpoint_deleted'), ctx))
-      } else if (!endpoint.enabled) {
-        const detail = endpoint.disabled_reason ?? ''
-        entries.push(...decideDelivery(d, DeliveryOutcome.discarded('endpoint_disabled', null, { detail }), ctx))
-      } else if (!event) {
-        entries.push(...decideDelivery(d, DeliveryOutcome.discarded('event_pruned'), ctx))
-      } else if (busy) {
-        entries.push(...decideDelivery(d, DeliveryOutcome.snoozedForBusy(), ctx))
-      } else {
-        leasedNow.add(endpoint.id)
-        claimedIds.push(d.id)
-        entries.push({
-          kind: 'delivery.claimed',
-          occurred_at: now,
-          owner_id: d.owner_id,
-          endpoint_id: d.endpoint_id,
-          delivery_id: d.id,
-          event_id: d.event_id,
-          actor,
-          payload: { worker: actor, lease_until: iso(leaseUntil) },
-        })
-      }
-    }
+    const { entries, claimedIds } = decideHeads(heads, new Map(endpoints.map((e) => [e.id, e])), { now, actor, leaseUntil })
     const written = await ledgerWrite(trx, { base: { endpoints, deliveries }, entries })
+    const eventById = new Map(heads.map((h) => [h.delivery.id, h.event]))
     const claimed = claimedIds.map((id) => {
       const delivery = written.deliveries.get(id)!
-      return {
-        delivery,
-        endpoint: written.endpoints.get(delivery.endpoint_id)!,
-        event: eventByKey.get(`${delivery.owner_id}\u0000${delivery.event_id}`)!,
-      }
+      return { delivery, endpoint: written.endpoints.get(delivery.endpoint_id)!, event: eventById.get(id)! }
     })
-    return { claimed, settled: deliveries.length - claimed.length }
+    return { claimed, settled: deliveries.length - claimed.length, entries }
   })
 }

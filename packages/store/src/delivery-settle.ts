@@ -10,6 +10,7 @@ import {
   type LedgerEntry,
 } from '@hookledger/core'
 import type { Db, Trx } from './database.js'
+import { decideHeads, lockNextHeadsOf, type ClaimedDelivery } from './delivery-claim.js'
 import { foldOver, ledgerWrite } from './ledger-write.js'
 
 /** One finished claim: the running row as the worker holds it, and what happened. */
@@ -57,7 +58,48 @@ export async function deliveriesLockClaimed(trx: Trx, guards: readonly ClaimGuar
  * it all through the write primitive in one statement. Returns the ids recorded.
  */
 export async function deliverySettle(trx: Trx, items: readonly Settlement[], now: Date): Promise<Set<string>> {
-  if (items.length === 0) return new Set()
+  return (await settle(trx, items, now, null)).recorded
+}
+
+/** Who takes the next delivery of a released endpoint, and for how long. */
+export interface ClaimNext {
+  readonly actor: string
+  readonly leaseMs: number
+  /** Only these endpoints pass their lease on (default: every endpoint the settle releases). */
+  readonly endpointIds?: ReadonlySet<string>
+}
+
+/**
+ * `deliverySettle`, and in the same transaction each endpoint it releases (still enabled, not
+ * deleted) passes its lease straight on to its next due delivery, claimed for `next.actor`:
+ * the endpoint's next attempt starts without waiting for a claim round. Returns the recorded
+ * ids and the deliveries claimed (at most one per endpoint).
+ */
+export function deliverySettleAndClaimNext(
+  trx: Trx,
+  items: readonly Settlement[],
+  now: Date,
+  next: ClaimNext,
+): Promise<SettleResult> {
+  return settle(trx, items, now, next)
+}
+
+/** What one settle recorded. */
+export interface SettleResult {
+  readonly recorded: Set<string>
+  /** The next deliveries of released endpoints, claimed in the same transaction. */
+  readonly claimed: ClaimedDelivery[]
+  /** The ledger entries written (for instruments: outcomes and endpoint transitions are counted from these). */
+  readonly entries: readonly LedgerEntry[]
+}
+
+async function settle(
+  trx: Trx,
+  items: readonly Settlement[],
+  now: Date,
+  next: ClaimNext | null,
+): Promise<SettleResult> {
+  if (items.length === 0) return { recorded: new Set(), claimed: [], entries: [] }
   const held = await deliveriesLockClaimed(
     trx,
     items.map((i) => ({ id: i.delivery.id, claimed_by: i.delivery.claimed_by!, lease_until: i.delivery.lease_until! })),
@@ -69,7 +111,7 @@ export async function deliverySettle(trx: Trx, items: readonly Settlement[], now
   const dropped = items.filter((i) => !heldById.has(i.delivery.id)).map((i) => settleDroppedEntry(i.delivery, i.outcome, { now, actor: i.actor }))
   if (kept.length === 0) {
     await ledgerWrite(trx, { entries: dropped })
-    return new Set()
+    return { recorded: new Set(), claimed: [], entries: dropped }
   }
   const endpointIds = [...new Set(kept.map((i) => i.delivery.endpoint_id))].sort()
   const endpoints = (
@@ -87,8 +129,30 @@ export async function deliverySettle(trx: Trx, items: readonly Settlement[], now
     current.set(endpoint.id, foldOver({ endpoints: [endpoint] }, transitions).set.endpoints.get(endpoint.id)!)
     entries.push(...own, ...transitions)
   }
-  await ledgerWrite(trx, { base: { deliveries: held, endpoints }, entries: [...entries, ...dropped] })
-  return new Set(kept.map((i) => i.delivery.id))
+  let heads: Awaited<ReturnType<typeof lockNextHeadsOf>> = []
+  let claimedIds: string[] = []
+  if (next) {
+    const free = endpointIds.filter((id) => {
+      if (next.endpointIds && !next.endpointIds.has(id)) return false
+      const e = current.get(id)!
+      return e.enabled && e.deleted_at === null && (e.busy_until === null || e.busy_until.getTime() <= now.getTime())
+    })
+    heads = await lockNextHeadsOf(trx, free, now)
+    const decided = decideHeads(heads, current, { now, actor: next.actor, leaseUntil: new Date(now.getTime() + next.leaseMs) })
+    entries.push(...decided.entries)
+    claimedIds = decided.claimedIds
+  }
+  const all = [...entries, ...dropped]
+  const written = await ledgerWrite(trx, {
+    base: { deliveries: [...held, ...heads.map((h) => h.delivery)], endpoints },
+    entries: all,
+  })
+  const eventById = new Map(heads.map((h) => [h.delivery.id, h.event]))
+  const claimed = claimedIds.map((id) => {
+    const delivery = written.deliveries.get(id)!
+    return { delivery, endpoint: written.endpoints.get(delivery.endpoint_id)!, event: eventById.get(id)! }
+  })
+  return { recorded: new Set(kept.map((i) => i.delivery.id)), claimed, entries: all }
 }
 
 /**

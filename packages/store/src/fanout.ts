@@ -1,10 +1,8 @@
 import { sql } from 'kysely'
 import {
-  COOL_DOWN_MS,
-  deliveryIdFor,
   decideScope,
+  fanoutEntries,
   isRawSubject,
-  iso,
   matchesAny,
   type EndpointRow,
   type EventCatalog,
@@ -63,19 +61,16 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
         order by created_at, id
       `.execute(trx)
     ).rows
-    // Each event looks only at its own owner's endpoints, and matched ids map back in O(1):
-    // a fan-out to N endpoints stays linear in N.
+    // Each event looks only at its own owner's endpoints: a fan-out to N endpoints stays linear in N.
     const byOwner = new Map<string, EndpointRow[]>()
     for (const ep of endpoints) {
       const list = byOwner.get(ep.owner_id)
       if (list) list.push(ep)
       else byOwner.set(ep.owner_id, [ep])
     }
-    const byId = new Map(endpoints.map((ep) => [ep.id, ep]))
     const entries: LedgerEntry[] = []
     for (const event of events) {
-      const base = { occurred_at: now, owner_id: event.owner_id, event_id: event.id, actor }
-      const matched: string[] = []
+      const matched: EndpointRow[] = []
       const denied: { endpoint_id: string; reason: string }[] = []
       const visible = catalog.isWebhookVisible(event.type)
       const target = event.type === 'webhook.test' ? String(event.data['endpoint_id'] ?? '') : null
@@ -85,32 +80,11 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
           const needsEmbed = ep.embed_id !== null && event.type === 'corpus.note.changed' && !isRawSubject(event.subject)
           const embedAdmits = needsEmbed ? await params.embedAdmits(ep.embed_id!, event, now) : null
           const scope = decideScope({ event, endpointEmbedId: ep.embed_id, embedAdmits })
-          if (scope.admitted) matched.push(ep.id)
+          if (scope.admitted) matched.push(ep)
           else denied.push({ endpoint_id: ep.id, reason: scope.reason })
         }
       }
-      entries.push({
-        ...base,
-        kind: 'fanout.decided',
-        endpoint_id: null,
-        delivery_id: null,
-        payload: { type: event.type, matched, denied, ...(visible ? {} : { skipped_internal: true }) },
-      })
-      for (const endpointId of matched) {
-        const ep = byId.get(endpointId)!
-        const coolDown = ep.failing_since !== null
-        entries.push({
-          ...base,
-          kind: 'delivery.enqueued',
-          endpoint_id: endpointId,
-          delivery_id: deliveryIdFor(endpointId, event.id),
-          payload: {
-            event_type: event.type,
-            next_attempt_at: iso(coolDown ? new Date(now.getTime() + COOL_DOWN_MS) : now),
-            cool_down: coolDown,
-          },
-        })
-      }
+      entries.push(...fanoutEntries({ event, matched, denied, visible }, { now, actor }))
     }
     // A pair (endpoint, event) that already has a delivery keeps it, and its `delivery.enqueued`
     // entry is dropped so the ledger matches the table. In the same statement: mark the events

@@ -12,7 +12,8 @@ import { BufferGauge, ServerCursor } from './server-cursor.js'
 import { MergedCursor, comparePositions, type RowCursor } from './merged-cursor.js'
 import { RowJsonCodec, RowJsonError, sameJson, type RowJson } from './ledger-replay-row-json.js'
 
-export type ReplayTable = 'endpoints' | 'deliveries'
+/** The projections compared, and the claim's queue heads (checked against their definition). */
+export type ReplayTable = 'endpoints' | 'deliveries' | 'endpoint_queue'
 export type ReplayDifferenceKind = 'changed' | 'missing_live' | 'extra_live' | 'inconsistent'
 
 /** One projection row that differs between the live tables and the rebuild, or a broken history. */
@@ -44,6 +45,7 @@ export class DifferenceSink {
   readonly counts: Record<ReplayTable, Record<ReplayDifferenceKind, number>> = {
     endpoints: zeroCounts(),
     deliveries: zeroCounts(),
+    endpoint_queue: zeroCounts(),
   }
   readonly #max: number
 
@@ -88,7 +90,7 @@ export interface ReplayCounters {
 }
 
 export interface VerifyTableParams<R extends object> {
-  readonly table: ReplayTable
+  readonly table: 'endpoints' | 'deliveries'
   /**
    * The ledger entries about the table's rows, each query ordered by (`keyColumn`, position);
    * several are merged into one stream in that order (merged-cursor.ts).

@@ -12,6 +12,9 @@
  *
  * The attempt history (`delivery_attempts`) is a view over the `delivery.attempted` entries:
  * it cannot differ from them, so it is not compared; its entries are counted (`attempts`).
+ * The claim's queue heads (`endpoint_queue`) are a derived index of the two projections: each
+ * is checked against its definition over the live rows, which the streams have just checked
+ * against the ledger.
  */
 import { sql, type RawBuilder } from 'kysely'
 import {
@@ -23,6 +26,7 @@ import {
 } from '@hookledger/core'
 import type { Db, Trx } from './database.js'
 import { BufferGauge } from './server-cursor.js'
+import { endpointQueueDrift } from './endpoint-queue.js'
 import { DeliveryHistoryCheck, EndpointHistoryCheck, type ReportProblem } from './ledger-replay-consistency.js'
 import {
   DifferenceSink,
@@ -64,7 +68,7 @@ export interface ReplayReport {
   /** Rebuilt rows whose values the database had to render for the comparison (odd values only). */
   readonly renderedByDatabase: number
   /** Where the time went: each table's stream (fold and compare), and the count of all rows. */
-  readonly phaseMs: { readonly endpoints: number; readonly deliveries: number; readonly count: number }
+  readonly phaseMs: { readonly endpoints: number; readonly deliveries: number; readonly queue: number; readonly count: number }
   readonly ms: number
 }
 
@@ -269,6 +273,19 @@ export async function ledgerReplayVerify(db: Db, options: ReplayOptions = {}): P
           fold: deliveryFold,
         })
         const deliveriesMs = lap()
+        const drift = await endpointQueueDrift(trx, Math.max(0, maxDifferences - sink.kept.length))
+        for (const q of drift.rows) {
+          sink.add({
+            table: 'endpoint_queue',
+            key: q.endpoint_id,
+            kind: q.live_row ? 'changed' : 'missing_live',
+            columns: ['ready_at'],
+            live: q.live_row ? { ready_at: q.live?.toISOString() ?? null } : null,
+            replayed: { ready_at: q.expected?.toISOString() ?? null },
+          })
+        }
+        for (let i = drift.rows.length; i < drift.total; i++) sink.count('endpoint_queue', 'changed')
+        const queueMs = lap()
         const ledgerRows = Number(
           (await sql<{ n: string }>`select count(*) as n from ledger`.execute(trx)).rows[0]!.n,
         )
@@ -286,7 +303,7 @@ export async function ledgerReplayVerify(db: Db, options: ReplayOptions = {}): P
           peakHeld: counters.peakHeld,
           peakBufferedRows: gauge.peak,
           renderedByDatabase: endpoints.renderedByDatabase + deliveries.renderedByDatabase,
-          phaseMs: { endpoints: endpointsMs, deliveries: deliveriesMs, count: lap() },
+          phaseMs: { endpoints: endpointsMs, deliveries: deliveriesMs, queue: queueMs, count: lap() },
           ms: Math.round(performance.now() - started),
         }
       } finally {

@@ -10,6 +10,7 @@ import { sql, type RawBuilder } from 'kysely'
 import type { Trx } from './database.js'
 import { ledgerInsertSql } from './ledger-append.js'
 import { DELIVERY_COLUMNS, ENDPOINT_COLUMNS, projectionDeleteSql, projectionInsertSql, projectionUpdateSql } from './projection-write.js'
+import { endpointQueueRefresh, endpointsWithMovedHeads } from './endpoint-queue.js'
 
 /**
  * The rows the entries start from. Each was read `for update` by the caller (so it cannot
@@ -71,9 +72,10 @@ export function foldOver(base: WriteBase, entries: readonly LedgerEntry[]): { se
  * It folds `entries` over `base` with the core evolve functions, then in ONE statement inserts
  * the rows the entries created, updates the rows they changed (a row they left as it was is not
  * written), deletes the rows they removed (a retirement, a purge: only base rows, so only rows
- * the caller holds locked), and appends the entries — positions drawn after the row locks, so for every row the
- * ledger's order is the order its changes were applied, which replay relies on. The database
- * checks the other half at commit: a projection row written without a ledger entry about it
+ * the caller holds locked), and appends the entries — positions drawn after the row locks, so
+ * for every row the ledger's order is the order its changes were applied, which replay relies
+ * on. Then it refreshes the claim's queue heads of the endpoints it touched (endpoint-queue.ts).
+ * The database checks the other half at commit: a projection row written without a ledger entry about it
  * fails the transaction (migration 0006).
  */
 export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteResult> {
@@ -139,6 +141,8 @@ export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteRe
     ${withClause(append ? [sql`w_ledger as (${append})`] : [])}
     select ${inserted} as inserted ${notifySql}
   `.execute(trx)
+  // A second statement: it must see the rows the first one wrote.
+  await endpointQueueRefresh(trx, endpointsWithMovedHeads(endpoints, baseEndpoints, deliveries))
   const insertedIds = new Set(result.rows[0]?.inserted ?? [])
   const written = <R extends { id: string }>(parts: { created: R[]; changed: R[] }, onlyInserted: boolean) =>
     new Map([...parts.changed, ...parts.created.filter((r) => !onlyInserted || insertedIds.has(r.id))].map((r) => [r.id, r]))

@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import { COOL_DOWN_MS, deliveryIdFor, iso, type EndpointRow, type LedgerEntry } from '@hookledger/core'
+import { deliveryIdFor, fanoutEntries, type EndpointRow } from '@hookledger/core'
 import type { Trx } from './database.js'
 import type { CommandContext } from './endpoint-commands.js'
 import { DELIVERIES_CHANNEL, eventInsert, type EventToPublish } from './event-publish.js'
@@ -20,34 +20,10 @@ export async function testEventSend(
 ): Promise<{ event_id: string; delivery_id: string }> {
   await eventInsert(trx, { owner_id: ctx.owner_id, event, now: ctx.now, actor: ctx.actor })
   const delivery_id = deliveryIdFor(endpoint.id, event.id)
-  // Same cool-down as any new delivery: a failing receiver is not hit at once.
-  const coolDown = endpoint.failing_since !== null
-  const base = {
-    occurred_at: ctx.now,
-    owner_id: ctx.owner_id,
-    event_id: event.id,
-    actor: ctx.actor,
-  }
-  const entries: LedgerEntry[] = [
-    {
-      ...base,
-      kind: 'fanout.decided',
-      endpoint_id: null,
-      delivery_id: null,
-      payload: { type: event.type, matched: [endpoint.id], denied: [] },
-    },
-    {
-      ...base,
-      kind: 'delivery.enqueued',
-      endpoint_id: endpoint.id,
-      delivery_id,
-      payload: {
-        event_type: event.type,
-        next_attempt_at: iso(coolDown ? new Date(ctx.now.getTime() + COOL_DOWN_MS) : ctx.now),
-        cool_down: coolDown,
-      },
-    },
-  ]
+  const entries = fanoutEntries(
+    { event: { owner_id: ctx.owner_id, id: event.id, type: event.type }, matched: [endpoint], denied: [], visible: true },
+    { now: ctx.now, actor: ctx.actor },
+  )
   await ledgerWrite(trx, {
     entries,
     alongside: [

@@ -122,7 +122,13 @@ export class Dispatcher {
     this.#actor = `worker:${options.workerId}`
     this.#concurrency = options.concurrency ?? CONCURRENCY_DEFAULT
     this.#health = options.health ?? new DatabaseHealth(this.#log)
-    this.#settler = new SettleBatcher({ db: options.db, clock: options.clock, logger: this.#log, health: this.#health })
+    this.#settler = new SettleBatcher({
+      db: options.db,
+      clock: options.clock,
+      logger: this.#log,
+      health: this.#health,
+      claimNext: { actor: this.#actor, leaseMs: options.leaseMs ?? options.jobTimeoutMs ?? JOB_TIMEOUT_MS },
+    })
   }
 
   /** Outcomes this process could not apply because their claim was gone (each is in the ledger). */
@@ -144,7 +150,7 @@ export class Dispatcher {
     return this.#health
   }
 
-  /** Deliveries currently being attempted by this process. */
+  /** How long a claim holds its delivery and endpoint (undefined: the store's default). */
   get #leaseMs(): number | undefined {
     return this.#o.leaseMs ?? this.#o.jobTimeoutMs
   }
@@ -307,8 +313,12 @@ export class Dispatcher {
     const posted = posting.then(() => {}, () => {}).finally(() => this.#posting.delete(posted))
     this.#posting.add(posted)
     // The slot stays taken until the outcome is written: the settle buffer is bounded by it.
+    // The settle passes the endpoint's lease on to its next due delivery, sent in this slot.
     const p: Promise<void> = posting
-      .then((settlement) => this.#settler.add(settlement))
+      .then((settlement) => this.#settler.add(settlement, { chain: this.#running }))
+      .then((next) => {
+        if (next) this.#launch(next)
+      })
       .catch((err) => this.#log.error({ err, delivery_id: c.delivery.id }, 'executor:error'))
       .finally(() => {
         this.#inflight.delete(p)

@@ -148,6 +148,7 @@ describe('ledger replay: every difference counted', () => {
     expect(report.differenceCounts).toEqual({
       endpoints: { changed: 1, missing_live: 0, extra_live: 0, inconsistent: 0 },
       deliveries: { changed: 1, missing_live: 0, extra_live: forged, inconsistent: 0 },
+      endpoint_queue: { changed: 0, missing_live: 0, extra_live: 0, inconsistent: 0 },
     })
     expect(report.live).toEqual({ endpoints: 1, deliveries: forged + 1 })
     expect(report.deliveries).toBe(1)

@@ -1,5 +1,5 @@
 import { databaseRetryDelayMs, type Clock, type Logger } from '@hookledger/core'
-import { deliverySettle, type Db, type Settlement } from '@hookledger/store'
+import { deliverySettleAndClaimNext, type ClaimedDelivery, type Db, type Settlement } from '@hookledger/store'
 import { DatabaseHealth } from './database-health.js'
 
 /** Flush when this many settlements are waiting… */
@@ -9,7 +9,7 @@ export const SETTLE_FLUSH_DEFAULT_MS = 3
 /** Flushes in flight at once; further settlements wait (and so batch up) behind them. */
 export const SETTLE_PARALLEL_DEFAULT = 2
 
-type Queued = { item: Settlement; done: () => void }
+type Queued = { item: Settlement; chain: boolean; done: (next: ClaimedDelivery | null) => void }
 
 /**
  * Collects finished attempts and records them in batches: one transaction, one guarded
@@ -49,6 +49,8 @@ export class SettleBatcher {
     flushMs?: number
     parallel?: number
     health?: DatabaseHealth
+    /** Who takes a released endpoint's next due delivery in the settle's transaction (`add(…, { chain: true })`). */
+    claimNext?: { actor: string; leaseMs: number }
   }) {
     this.#db = opts.db
     this.#clock = opts.clock
@@ -57,7 +59,10 @@ export class SettleBatcher {
     this.#flushMs = opts.flushMs ?? SETTLE_FLUSH_DEFAULT_MS
     this.#parallel = Math.max(1, opts.parallel ?? SETTLE_PARALLEL_DEFAULT)
     this.#health = opts.health ?? new DatabaseHealth(opts.logger)
+    this.#claimNext = opts.claimNext ?? null
   }
+
+  readonly #claimNext: { actor: string; leaseMs: number } | null
 
   /** Settles dropped because their claim was lost (each is a `delivery.settle_dropped` entry). */
   droppedTotal = 0
@@ -72,14 +77,17 @@ export class SettleBatcher {
     return n
   }
 
-  /** Queues a settlement; resolves once it is recorded (or dropped as stale, or given up). */
-  add(item: Settlement): Promise<void> {
+  /**
+   * Queues a settlement; resolves once it is recorded (or dropped as stale, or given up). With
+   * `chain`, the endpoint's next due delivery is claimed in the same transaction and resolved.
+   */
+  add(item: Settlement, options: { chain?: boolean } = {}): Promise<ClaimedDelivery | null> {
     if (this.#abandoned) {
-      this.#giveUp([{ item, done: () => {} }], 'shutting down')
-      return Promise.resolve()
+      this.#giveUp([{ item, chain: false, done: () => {} }], 'shutting down')
+      return Promise.resolve(null)
     }
     return new Promise((done) => {
-      this.#queue.push({ item, done })
+      this.#queue.push({ item, chain: (options.chain ?? false) && this.#claimNext !== null, done })
       if (this.#queue.length >= this.#max) this.#kick()
       else this.#timer ??= setTimeout(() => this.#kick(), this.#flushMs)
     })
@@ -129,7 +137,7 @@ export class SettleBatcher {
       { delivery_ids: batch.map((b) => b.item.delivery.id), count: batch.length, reason, ...(err ? { err } : {}) },
       'completer:unwritten',
     )
-    batch.forEach((b) => b.done())
+    batch.forEach((b) => b.done(null))
   }
 
   /** Starts a flush of what is queued, unless every lane is busy (a finishing one calls again). */
@@ -151,7 +159,9 @@ export class SettleBatcher {
     for (let failures = 1; ; failures++) {
       try {
         const items = batch.map((b) => b.item)
-        const recorded = await this.#db.transaction().execute((trx) => deliverySettle(trx, items, this.#clock.now()))
+        const chained = new Set(batch.filter((b) => b.chain).map((b) => b.item.delivery.endpoint_id))
+        const next = { actor: this.#claimNext?.actor ?? '', leaseMs: this.#claimNext?.leaseMs ?? 0, endpointIds: chained }
+        const { recorded, claimed } = await this.#db.transaction().execute((trx) => deliverySettleAndClaimNext(trx, items, this.#clock.now(), next))
         this.#health.succeeded()
         // Abandoned meanwhile: already logged as unwritten, and its waiters released.
         if (!this.#writing.delete(batch)) return
@@ -160,7 +170,8 @@ export class SettleBatcher {
           this.droppedTotal += dropped.length
           this.#logger.warn({ delivery_ids: dropped.map((i) => i.delivery.id), count: dropped.length }, 'completer:settle_dropped')
         }
-        batch.forEach((b) => b.done())
+        const nextOf = new Map(claimed.map((c) => [c.delivery.endpoint_id, c]))
+        batch.forEach((b) => b.done(b.chain ? (nextOf.get(b.item.delivery.endpoint_id) ?? null) : null))
         return
       } catch (err) {
         if (!this.#writing.has(batch)) return
