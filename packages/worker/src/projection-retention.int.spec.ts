@@ -191,6 +191,8 @@ describe('endpoint purge', () => {
       { payload: { deleted_at: deletedAt.toISOString() }, owner_id: h.owner, actor: 'system', occurred_at: h.clock.now(), delivery_id: null, endpoint_id: endpoint.id },
     ])
     expect((await h.dispatcher.maintenanceOnce()).purged).toBe(0)
+    // Its queue head (the claim's endpoint_queue row) went with it; the live one's stays.
+    expect((await h.db.selectFrom('endpoint_queue').select('endpoint_id').execute()).map((r) => r.endpoint_id)).toEqual([kept.id])
     // Its settled deliveries stay until the retention retires them.
     expect(await liveIds()).toEqual(['evt_done', 'evt_inflight'])
     await expectLedgerClean()
