@@ -114,8 +114,11 @@ export interface LedgerPayloads {
   'access_code.revoked': { access_code_id: string }
   'embed.put': { embed_id: string; access_code_id: string; created: boolean }
   'embed.deleted': { embed_id: string }
-  /** Rows below `before_position` left the ledger through the audited retention function. */
-  'ledger.retention': { before_position: number; rows: number }
+  /**
+   * Rows below `before_position` left the ledger through the audited retention function:
+   * `partitions` whole partitions (migration 0011; absent in entries written before it).
+   */
+  'ledger.retention': { before_position: number; rows: number; partitions?: number }
 }
 
 export type LedgerKind = keyof LedgerPayloads
