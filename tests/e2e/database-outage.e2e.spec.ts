@@ -61,6 +61,10 @@ describe('the database goes away and comes back', () => {
       expect(down.headers.get('retry-after')).toBe('5')
       expect(down.headers.get('content-type')).toContain('application/problem+json')
       expect(((await down.json()) as { code: string }).code).toBe('database_unavailable')
+      // Readiness says so within 2 s (the database check has its own deadline), naming the check.
+      const notReady = await fetch(`${serve.url}/readyz`, { signal: AbortSignal.timeout(2_000) })
+      expect(notReady.status).toBe(503)
+      expect(((await notReady.json()) as { checks: { database: { ok: boolean } } }).checks.database.ok).toBe(false)
 
       // The database stays down until the notifier has lost its connection and failed to
       // reconnect at least once: LISTEN must survive failed reconnects.
@@ -68,6 +72,7 @@ describe('the database goes away and comes back', () => {
       await eventually('a failed LISTEN reconnect', () => notifierErrors() >= errorsBefore + 2)
       await startCluster()
       await eventually('the API to answer again', async () => (await fetch(`${serve.url}/api/admin/webhooks`, { headers: auth })).status === 200)
+      await eventually('readiness to come back', async () => (await fetch(`${serve.url}/readyz`)).status === 200)
 
       // LISTEN came back too: deliveries start on NOTIFY again, far below the 1 s poll.
       const receiver = await new TestReceiver({ status: 204 }).start()

@@ -29,6 +29,9 @@ import {
 import { DatabaseHealth, Dispatcher, LedgerSealerLoop, createHttpTransport } from '@hookledger/worker'
 import { attemptTimeoutsOf, snoozeBudgetOf, type Config } from './config.js'
 import { listenHttp } from './http-listener.js'
+import { loggingObserver, startActivitySummary } from './activity-log.js'
+import { createReadiness } from './readiness.js'
+import { createServiceMetrics } from './service-metrics.js'
 import { loadLedgerSigningKey, loadMasterKey } from './key-files.js'
 import { StartupError } from './startup-error.js'
 
@@ -189,9 +192,12 @@ export async function startService(
     await listener?.close()
     throw err
   }
+  const metrics = createServiceMetrics({ db: database.db, clock: deps.clock })
+  let dispatcher: Dispatcher | null = null
+  const readiness = createReadiness({ db: database.db, dispatcher: role === 'api' ? null : { get msSinceLastPass() { return dispatcher?.msSinceLastPass ?? Infinity } } })
   let url = ''
   if (listener) {
-    const app = createApi({ deps })
+    const app = createApi({ deps, instruments: { metrics: metrics.render, readiness } })
     app.route('/', createUiRoutes())
     app.get('/', (c) => c.redirect('/ui'))
     listener.setHandler(app.fetch)
@@ -211,8 +217,8 @@ export async function startService(
       out(`first start: created an admin + publish token for owner "default" (shown once):\n  ${token}`)
     }
   }
-  let dispatcher: Dispatcher | null = null
   let sealer: LedgerSealerLoop | null = null
+  let summary: { stop(): void } | null = null
   let notifier: ReturnType<typeof createPgNotifier> | null = null
   let transport: ReturnType<typeof createHttpTransport> | null = null
   if (role !== 'api') {
@@ -238,6 +244,7 @@ export async function startService(
       leaseMs: timeouts.leaseMs,
       snoozeBudget: snoozeBudgetOf(config),
       health,
+      observer: loggingObserver(metrics.observer, log.child({ component: 'dispatcher' })),
       shutdownGraceMs: timeouts.jobTimeoutMs,
       maintenanceIntervalMs: config.HOOKLEDGER_MAINTENANCE_INTERVAL_SECONDS * 1000,
     })
@@ -251,6 +258,7 @@ export async function startService(
       health,
     })
     sealer.start()
+    summary = startActivitySummary({ log, metrics })
     if (role === 'worker') out(`hookledger worker started (pid ${process.pid})`)
     log.info({ concurrency: config.HOOKLEDGER_CONCURRENCY }, 'dispatcher started')
   }
@@ -260,6 +268,7 @@ export async function startService(
     stop() {
       stopping ??= (async () => {
         await listener?.close()
+        summary?.stop()
         await dispatcher?.stop()
         await sealer?.stop()
         await transport?.close()

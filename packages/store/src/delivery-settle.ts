@@ -5,6 +5,7 @@ import {
   decideDelivery,
   decideEndpointAfterOutcome,
   settleDroppedEntry,
+  type AttemptResult,
   type DeliveryRow,
   type EndpointRow,
   type LedgerEntry,
@@ -19,6 +20,8 @@ export interface Settlement {
   readonly outcome: DeliveryOutcome
   /** `worker:<id>` that made the attempt. */
   readonly actor: string
+  /** The transport's own answer, when an attempt was made (for instruments). */
+  readonly result?: AttemptResult
 }
 
 /** The claim a running delivery was taken under; its settle applies only while it still holds. */

@@ -29,17 +29,39 @@ export function endpointsWithMovedHeads(
   return [...ids].sort()
 }
 
-/** Recomputes the queue heads of these endpoints (locked in id order; a row left as it was is not written). */
-export async function endpointQueueRefresh(trx: Trx, endpointIds: readonly string[]): Promise<void> {
+/**
+ * How a write's refreshed head meets the stored one. `assign`: the write holds its endpoints
+ * `for update` (claim, settle, endpoint commands), so no other write of theirs is in flight and
+ * its statement sees every committed one: the head is what the definition gives. `earliest`:
+ * fan-out holds them only `for share` (fan-outs run side by side), so each sees its own new
+ * deliveries but not another's in flight; a new delivery can only make the endpoint ready
+ * sooner, so the earlier head wins.
+ */
+export type QueueMerge = 'assign' | 'earliest'
+
+/**
+ * Recomputes the queue heads of these endpoints (in id order; a row left as it was is not
+ * written). The caller holds their endpoint rows locked, taken in an earlier statement than
+ * this one: under READ COMMITTED this statement then sees every write that held them before —
+ * without that, a settle and a fan-out racing on one endpoint could each compute the head
+ * without the other's rows, and the later commit would leave a waiting delivery off the queue.
+ */
+export async function endpointQueueRefresh(trx: Trx, endpointIds: readonly string[], merge: QueueMerge = 'assign'): Promise<void> {
   if (endpointIds.length === 0) return
   await sql`
     insert into endpoint_queue (endpoint_id, owner_id, ready_at)
     select x.endpoint_id, x.owner_id, x.ready_at from endpoint_queue_expected x
     where x.endpoint_id = any(${endpointIds}::uuid[])
     order by x.endpoint_id
-    on conflict (endpoint_id) do update set ready_at = excluded.ready_at
-    where endpoint_queue.ready_at is distinct from excluded.ready_at
+    on conflict (endpoint_id) do update set ready_at = ${merge === 'earliest' ? sql`least(endpoint_queue.ready_at, excluded.ready_at)` : sql`excluded.ready_at`}
+    where endpoint_queue.ready_at is distinct from ${merge === 'earliest' ? sql`least(endpoint_queue.ready_at, excluded.ready_at)` : sql`excluded.ready_at`}
   `.execute(trx)
+}
+
+/** Fan-out's lock on the endpoints it enqueues to (see `QueueMerge`): in id order, shared. */
+export async function endpointsLockShared(trx: Trx, endpointIds: readonly string[]): Promise<void> {
+  if (endpointIds.length === 0) return
+  await sql`select 1 from endpoints where id = any(${[...endpointIds].sort()}::uuid[]) order by id for share`.execute(trx)
 }
 
 /** Queue heads that differ from their definition (none on a healthy database): for replay. */

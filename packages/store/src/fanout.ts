@@ -11,6 +11,7 @@ import {
 import type { Db } from './database.js'
 import type { ThinEvent } from './delivery-claim.js'
 import { DELIVERIES_CHANNEL } from './event-publish.js'
+import { endpointsLockShared } from './endpoint-queue.js'
 import { ledgerWrite } from './ledger-write.js'
 
 /**
@@ -86,12 +87,16 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
       }
       entries.push(...fanoutEntries({ event, matched, denied, visible }, { now, actor }))
     }
+    // Shared locks on the endpoints enqueued to, before the write, so the queue heads it then
+    // refreshes see any claim or settle of theirs that committed first (endpoint-queue.ts).
+    await endpointsLockShared(trx, [...new Set(entries.filter((e) => e.kind === 'delivery.enqueued').map((e) => e.endpoint_id!))])
     // A pair (endpoint, event) that already has a delivery keeps it, and its `delivery.enqueued`
     // entry is dropped so the ledger matches the table. In the same statement: mark the events
     // fanned out, and NOTIFY (sent on commit) if anything was enqueued.
     const written = await ledgerWrite(trx, {
       entries,
       existingDeliveries: 'keep',
+      queueMerge: 'earliest',
       alongside: [
         sql`update events set fanned_out_at = ${now}
           where (owner_id, id) in (select * from unnest(${events.map((e) => e.owner_id)}::text[], ${events.map((e) => e.id)}::text[]))`,

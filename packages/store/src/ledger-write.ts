@@ -10,7 +10,7 @@ import { sql, type RawBuilder } from 'kysely'
 import type { Trx } from './database.js'
 import { ledgerInsertSql } from './ledger-append.js'
 import { DELIVERY_COLUMNS, ENDPOINT_COLUMNS, projectionDeleteSql, projectionInsertSql, projectionUpdateSql } from './projection-write.js'
-import { endpointQueueRefresh, endpointsWithMovedHeads } from './endpoint-queue.js'
+import { endpointQueueRefresh, endpointsWithMovedHeads, type QueueMerge } from './endpoint-queue.js'
 
 /**
  * The rows the entries start from. Each was read `for update` by the caller (so it cannot
@@ -42,6 +42,12 @@ export interface LedgerWrite {
    * read-only CTEs — use `notify` for NOTIFY.
    */
   readonly alongside?: readonly RawBuilder<unknown>[]
+  /**
+   * How the claim's queue heads of the touched endpoints are refreshed (endpoint-queue.ts):
+   * `assign` (default) when the caller holds those endpoints `for update`, `earliest` for
+   * fan-out, which holds them `for share`.
+   */
+  readonly queueMerge?: QueueMerge
   /** NOTIFY on commit: always, or only when the write inserted deliveries. */
   readonly notify?: { readonly channel: string; readonly when?: 'always' | 'deliveries_inserted' }
 }
@@ -142,7 +148,7 @@ export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteRe
     select ${inserted} as inserted ${notifySql}
   `.execute(trx)
   // A second statement: it must see the rows the first one wrote.
-  await endpointQueueRefresh(trx, endpointsWithMovedHeads(endpoints, baseEndpoints, deliveries))
+  await endpointQueueRefresh(trx, endpointsWithMovedHeads(endpoints, baseEndpoints, deliveries), write.queueMerge)
   const insertedIds = new Set(result.rows[0]?.inserted ?? [])
   const written = <R extends { id: string }>(parts: { created: R[]; changed: R[] }, onlyInserted: boolean) =>
     new Map([...parts.changed, ...parts.created.filter((r) => !onlyInserted || insertedIds.has(r.id))].map((r) => [r.id, r]))

@@ -24,13 +24,21 @@ class SqlFileMigrationProvider implements MigrationProvider {
  * several processes starting at once apply each file exactly once. Throws if a migration fails
  * or if the database has migrations this code does not know (it is ahead of the code).
  */
-export async function migrateToLatest(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
-  const migrator = new Migrator({
+const migratorFor = (db: Db, dir: string) =>
+  new Migrator({
     db,
     provider: new SqlFileMigrationProvider(dir),
     migrationTableName: 'schema_migration',
     migrationLockTableName: 'schema_migration_lock',
   })
+
+/** Migrations this code knows that the database has not applied (readiness: none). */
+export async function migrationsPending(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
+  return (await migratorFor(db, dir).getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name)
+}
+
+export async function migrateToLatest(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const migrator = migratorFor(db, dir)
   const { error, results } = await migrator.migrateToLatest()
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')

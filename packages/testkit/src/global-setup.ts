@@ -29,8 +29,8 @@ let dataDir: string | null = null
  * schema is migrated once into a template database; each test file clones it in milliseconds.
  */
 export default async function setup(project: TestProject) {
-  // Unit tests need no database: a run of only the unit tier starts none.
-  if (project.vitest.projects.every((p) => p.name === 'unit')) return
+  // Unit tests need no database, and fault files run their own: a run of only those starts none.
+  if (project.vitest.projects.every((p) => p.name === 'unit' || p.name === 'faults')) return
   let serverUrl: (db?: string) => string
   if (process.env['DATABASE_URL']) {
     const base = new URL(process.env['DATABASE_URL'])

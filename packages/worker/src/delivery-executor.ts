@@ -86,5 +86,5 @@ export async function executeDelivery(claimed: ClaimedDelivery, deps: ExecutorDe
     address: result.kind === 'response' ? result.address : result.kind === 'egress_blocked' ? result.address : null,
     ...(result.kind === 'response' && result.bodyExcerpt ? { response_excerpt: result.bodyExcerpt } : {}),
   }
-  return { delivery, actor: deps.actor, outcome: classifyAttempt(delivery, result, facts, deps.clock.now(), deps.snoozeBudget) }
+  return { delivery, actor: deps.actor, result, outcome: classifyAttempt(delivery, result, facts, deps.clock.now(), deps.snoozeBudget) }
 }

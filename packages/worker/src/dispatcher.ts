@@ -27,6 +27,7 @@ import {
   type Notifier,
 } from '@hookledger/store'
 import { DatabaseHealth } from './database-health.js'
+import { silentObserver, type DispatcherObserver } from './dispatcher-observer.js'
 import { executeDelivery } from './delivery-executor.js'
 import { SettleBatcher } from './settle-batcher.js'
 
@@ -67,6 +68,8 @@ export interface DispatcherOptions {
   readonly snoozeBudget?: SnoozeBudget
   /** Shared with the process's other loops, so an outage is logged once. */
   readonly health?: DatabaseHealth
+  /** Instruments (metrics, the summary log). */
+  readonly observer?: DispatcherObserver
 }
 
 /** Counts of one maintenance pass. */
@@ -116,6 +119,9 @@ export class Dispatcher {
   #maintenanceTimer: NodeJS.Timeout | null = null
   #maintenanceFailures = 0
   readonly #health: DatabaseHealth
+  readonly #observer: DispatcherObserver
+  /** When the producer last finished a pass (performance.now()): readiness asks whether it is alive. */
+  #lastPassAt = performance.now()
 
   constructor(options: DispatcherOptions) {
     this.#o = options
@@ -123,7 +129,9 @@ export class Dispatcher {
     this.#actor = `worker:${options.workerId}`
     this.#concurrency = options.concurrency ?? CONCURRENCY_DEFAULT
     this.#health = options.health ?? new DatabaseHealth(this.#log)
+    this.#observer = options.observer ?? silentObserver
     this.#settler = new SettleBatcher({
+      observer: this.#observer,
       db: options.db,
       clock: options.clock,
       logger: this.#log,
@@ -145,6 +153,11 @@ export class Dispatcher {
   /** Outcomes waiting to be written (through an outage, until the database is back). */
   get settlesPending(): number {
     return this.#settler.pending
+  }
+
+  /** Milliseconds since the producer last finished a pass (failed passes count: it is alive). */
+  get msSinceLastPass(): number {
+    return this.#running ? performance.now() - this.#lastPassAt : Infinity
   }
 
   get health(): DatabaseHealth {
@@ -236,6 +249,7 @@ export class Dispatcher {
         if (delay === null) failures = 0
         retryInMs = delay ?? this.#o.pollIntervalMs ?? POLL_INTERVAL_DEFAULT_MS
       }
+      this.#lastPassAt = performance.now()
       if (!this.#running) break
       if (retryInMs !== null) {
         // A nudge (LISTEN reconnected, so the database is back) ends the wait early.
@@ -282,12 +296,14 @@ export class Dispatcher {
     const free = this.#concurrency - this.#inflight.size
     if (free <= 0) return fan.events > 0
     const now = this.#o.clock.now()
-    const { claimed, settled } = await deliveryClaim(this.#o.db, {
+    const started = performance.now()
+    const { claimed, settled, entries } = await deliveryClaim(this.#o.db, {
       now,
       limit: free,
       actor: this.#actor,
       ...(this.#leaseMs !== undefined ? { leaseMs: this.#leaseMs } : {}),
     })
+    if (claimed.length + settled > 0) this.#observer.claimed(claimed.length + settled, entries, performance.now() - started)
     for (const c of claimed) this.#launch(c)
     return fan.events > 0 || claimed.length > 0 || settled > 0
   }
@@ -311,7 +327,7 @@ export class Dispatcher {
       ...(this.#o.jobTimeoutMs !== undefined ? { jobTimeoutMs: this.#o.jobTimeoutMs } : {}),
       ...(this.#o.snoozeBudget !== undefined ? { snoozeBudget: this.#o.snoozeBudget } : {}),
     })
-    const posted = posting.then(() => {}, () => {}).finally(() => this.#posting.delete(posted))
+    const posted = posting.then((s) => s.result && this.#observer.attempted(s.result), () => {}).finally(() => this.#posting.delete(posted))
     this.#posting.add(posted)
     // The slot stays taken until the outcome is written: the settle buffer is bounded by it.
     // The settle passes the endpoint's lease on to its next due delivery, sent in this slot.
@@ -400,7 +416,10 @@ export class Dispatcher {
     const purged = await endpointPurge(this.#o.db, { now, actor: 'system' })
     // Keeps ledger partitions ready ahead of the writers (a no-op but for one in a million rows).
     const partitionsCreated = await ledgerPartitionsAhead(this.#o.db)
-    if (rescued > 0) this.#log.warn({ rescued }, 'rescuer:rescued')
+    if (rescued > 0) {
+      this.#log.warn({ rescued }, 'rescuer:rescued')
+      this.#observer.rescued(rescued)
+    }
     if (retired > 0 || purged > 0) this.#log.info({ retired, purged }, 'retention:removed')
     if (partitionsCreated > 0) this.#log.info({ created: partitionsCreated }, 'ledger:partitions_created')
     return { rescued, pruned, retired, purged }

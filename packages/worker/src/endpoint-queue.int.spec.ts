@@ -6,9 +6,20 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { sql } from 'kysely'
-import { DeliveryOutcome, type AttemptFacts } from '@hookledger/core'
-import { deliveryClaim, deliverySettle, endpointDelete, endpointQueueDrift, endpointRedeliver, endpointUpdate } from '@hookledger/store'
+import { DeliveryOutcome, createEgressPolicy, createEventCatalog, systemClock, type AttemptFacts } from '@hookledger/core'
+import {
+  createPgNotifier,
+  deliveryClaim,
+  deliverySettle,
+  endpointDelete,
+  endpointQueueDrift,
+  endpointRedeliver,
+  endpointUpdate,
+  eventInsert,
+} from '@hookledger/store'
 import { engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { Dispatcher } from './dispatcher.js'
+import { createHttpTransport } from './http-transport.js'
 
 const s = 1_000
 let harness: EngineHarness | null = null
@@ -93,5 +104,36 @@ describe('the queue head follows every transition', () => {
       { table: 'endpoint_queue', key: endpoint.id, kind: 'changed', columns: ['ready_at'], live: { ready_at: null }, replayed: { ready_at: h.clock.now().toISOString() } },
     ])
     expect(report.differenceCounts.endpoint_queue.changed).toBe(1)
+  })
+})
+
+describe('the queue head under concurrent writers', () => {
+  it('a settle racing the fan-out of the next event on the same endpoint leaves that event on the queue', async () => {
+    // Each event is published the moment the previous one reaches the receiver, so its fan-out
+    // runs while the previous delivery is being settled: two transactions on one endpoint's
+    // queue head. Before fan-out locked its endpoints, the later commit could leave the head
+    // empty with a delivery waiting (it stalled until a poll that never found it).
+    const h = (harness = await engineHarness())
+    await h.createEndpoint()
+    const notifier = createPgNotifier(h.url, () => {})
+    const transport = createHttpTransport({ policy: createEgressPolicy({ allow: ['127.0.0.0/8'] }), timeoutMs: 2_000 })
+    const live = new Dispatcher({
+      db: h.db, clock: systemClock, transport, secretBox: h.secretBox, catalog: createEventCatalog(), embedAdmits: async () => false,
+      workerId: 'live', notifier, jobTimeoutMs: 15_000, leaseMs: 17_000,
+    })
+    await live.start()
+    try {
+      for (let i = 0; i < 20; i++) {
+        await h.db.transaction().execute((trx) =>
+          eventInsert(trx, { owner_id: h.owner, event: { id: `evt_race_${i}`, type: 'booking.created', subject: 's', occurred_at: new Date(), data: {} }, now: new Date(), actor: 'system' }),
+        )
+        await h.receiver.waitFor(i + 1, 5_000)
+      }
+    } finally {
+      await live.stop()
+      await transport.close()
+      await notifier.close()
+    }
+    expect((await h.db.transaction().execute((trx) => endpointQueueDrift(trx, 10))).total).toBe(0)
   })
 })

@@ -1,6 +1,7 @@
 import { databaseRetryDelayMs, type Clock, type Logger } from '@hookledger/core'
 import { deliverySettleAndClaimNext, type ClaimedDelivery, type Db, type Settlement } from '@hookledger/store'
 import { DatabaseHealth } from './database-health.js'
+import { silentObserver, type DispatcherObserver } from './dispatcher-observer.js'
 
 /** Flush when this many settlements are waiting… */
 export const SETTLE_BATCH_MAX_DEFAULT = 64
@@ -51,6 +52,7 @@ export class SettleBatcher {
     health?: DatabaseHealth
     /** Who takes a released endpoint's next due delivery in the settle's transaction (`add(…, { chain: true })`). */
     claimNext?: { actor: string; leaseMs: number }
+    observer?: DispatcherObserver
   }) {
     this.#db = opts.db
     this.#clock = opts.clock
@@ -60,7 +62,10 @@ export class SettleBatcher {
     this.#parallel = Math.max(1, opts.parallel ?? SETTLE_PARALLEL_DEFAULT)
     this.#health = opts.health ?? new DatabaseHealth(opts.logger)
     this.#claimNext = opts.claimNext ?? null
+    this.#observer = opts.observer ?? silentObserver
   }
+
+  readonly #observer: DispatcherObserver
 
   readonly #claimNext: { actor: string; leaseMs: number } | null
 
@@ -161,8 +166,10 @@ export class SettleBatcher {
         const items = batch.map((b) => b.item)
         const chained = new Set(batch.filter((b) => b.chain).map((b) => b.item.delivery.endpoint_id))
         const next = { actor: this.#claimNext?.actor ?? '', leaseMs: this.#claimNext?.leaseMs ?? 0, endpointIds: chained }
-        const { recorded, claimed } = await this.#db.transaction().execute((trx) => deliverySettleAndClaimNext(trx, items, this.#clock.now(), next))
+        const started = performance.now()
+        const { recorded, claimed, entries } = await this.#db.transaction().execute((trx) => deliverySettleAndClaimNext(trx, items, this.#clock.now(), next))
         this.#health.succeeded()
+        this.#observer.settled(items.length, entries, performance.now() - started)
         // Abandoned meanwhile: already logged as unwritten, and its waiters released.
         if (!this.#writing.delete(batch)) return
         const dropped = items.filter((i) => !recorded.has(i.delivery.id))

@@ -1,0 +1,121 @@
+/**
+ * The operator's instruments on a running service (in-process, real PostgreSQL, real loopback
+ * receiver): `/metrics` parses as Prometheus text, its counters grow by exactly the deliveries
+ * made, it needs an operator token; `/readyz` reports its checks; endpoint transitions and the
+ * summary are logged.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { encodeMasterKey, generateMasterKey } from '@hookledger/core'
+import { apiTokenCreate } from '@hookledger/store'
+import { TestReceiver, eventually, testDatabase, type TestDatabase } from '@hookledger/testkit'
+import { loadConfig } from './config.js'
+import { createLogger, startService, type RunningService } from './service.js'
+
+let database: TestDatabase
+let service: RunningService
+let receiver: TestReceiver
+const dataDir = mkdtempSync(path.join(tmpdir(), 'hookledger-instruments-'))
+let operator = ''
+let owner = ''
+
+beforeAll(async () => {
+  database = await testDatabase()
+  receiver = await new TestReceiver({ status: 204 }).start()
+  const config = loadConfig({
+    DATABASE_URL: database.url,
+    PORT: '0',
+    HOOKLEDGER_DATA_DIR: dataDir,
+    HOOKLEDGER_MASTER_KEY: encodeMasterKey(generateMasterKey()),
+    HOOKLEDGER_EGRESS_ALLOW: '127.0.0.0/8',
+    LOG_LEVEL: 'silent',
+  })
+  service = await startService(config, { role: 'all', log: createLogger(config), out: () => {} })
+  operator = (await apiTokenCreate(database.db, { owner_id: '*', scopes: ['operator'], now: new Date() })).token
+  owner = (await apiTokenCreate(database.db, { owner_id: 'acme', scopes: ['admin', 'publish'], now: new Date() })).token
+})
+afterAll(async () => {
+  await service?.stop()
+  await receiver?.close()
+  await database?.close()
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+/** The Prometheus text exposition format (0.0.4), line by line: every line must be one of these. */
+const HELP = /^# HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*$/
+const TYPE = /^# TYPE [a-zA-Z_:][a-zA-Z0-9_:]* (counter|gauge|histogram|summary|untyped)$/
+const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*\})? (-?[0-9.eE+-]+|[Nn]a[Nn]|[+-]Inf)( -?\d+)?$/
+
+function parseMetrics(text: string): Map<string, number> {
+  const samples = new Map<string, number>()
+  for (const line of text.split('\n')) {
+    if (line === '') continue
+    if (line.startsWith('#')) {
+      expect(HELP.test(line) || TYPE.test(line), line).toBe(true)
+      continue
+    }
+    const m = SAMPLE.exec(line)
+    expect(m, line).not.toBeNull()
+    samples.set(m![1]! + (m![2] ?? ''), Number(m![3]))
+  }
+  return samples
+}
+
+const scrape = async () => {
+  const res = await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${operator}` } })
+  expect(res.status).toBe(200)
+  expect(res.headers.get('content-type')).toContain('text/plain')
+  return parseMetrics(await res.text())
+}
+const completed = (m: Map<string, number>) => m.get('hookledger_deliveries_total{outcome="completed",reason=""}') ?? 0
+
+describe('GET /metrics', () => {
+  it('answers 401 without a token and 403 to an owner token', async () => {
+    expect((await fetch(`${service.url}/metrics`)).status).toBe(401)
+    const res = await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${owner}` } })
+    expect(res.status).toBe(403)
+    expect(res.headers.get('content-type')).toContain('application/problem+json')
+  })
+
+  it('parses as Prometheus text, and its delivery counter grows by exactly the deliveries made', async () => {
+    const before = await scrape()
+    expect(before.has('process_cpu_user_seconds_total')).toBe(true)
+    expect(before.get('hookledger_endpoints{state="enabled"}')).toBeDefined()
+    const auth = { authorization: `Bearer ${owner}`, 'content-type': 'application/json' }
+    for (let i = 0; i < 3; i++) {
+      const r = await fetch(`${service.url}/api/admin/webhooks`, { method: 'POST', headers: auth, body: JSON.stringify({ url: receiver.url(`/e${i}`), event_types: ['booking.*'] }) })
+      expect(r.status).toBe(201)
+    }
+    const events = 7
+    for (let i = 0; i < events; i++) {
+      const r = await fetch(`${service.url}/api/events`, { method: 'POST', headers: auth, body: JSON.stringify({ id: `evt_m${i}`, type: 'booking.created', subject: `booking://${i}` }) })
+      expect(r.status).toBe(202)
+    }
+    const made = 3 * events
+    await eventually('the counter to reach the deliveries made', async () => completed(await scrape()) - completed(before) >= made)
+    const after = await scrape()
+    expect(completed(after) - completed(before)).toBe(made)
+    expect(receiver.requests).toHaveLength(made)
+    expect(after.get('hookledger_attempt_duration_seconds_count{status_class="2xx"}')).toBe(made)
+    expect(after.get('hookledger_settle_batch_size_count')!).toBeGreaterThan(0)
+    // Gauges that need a query are read at most every few seconds (cached), not per scrape.
+    const enabled = (m: Map<string, number>) => m.get('hookledger_endpoints{state="enabled"}')!
+    const latest = await eventually('the cached gauges to move', async () => {
+      const m = await scrape()
+      return enabled(m) - enabled(before) === 3 && m
+    })
+    expect(latest.get('hookledger_ledger_position')!).toBeGreaterThan(before.get('hookledger_ledger_position')!)
+    expect(latest.get('hookledger_deliveries_due')).toBe(0)
+  })
+})
+
+describe('GET /readyz', () => {
+  it('answers 200 with each check named while the database, the schema and the dispatcher are fine', async () => {
+    const res = await fetch(`${service.url}/readyz`)
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ ok: true, checks: { database: { ok: true }, migrations: { ok: true }, dispatcher: { ok: true } } })
+    expect((await fetch(`${service.url}/healthz`)).status).toBe(200)
+  })
+})

@@ -1,0 +1,45 @@
+import { sql } from 'kysely'
+import type { Db } from './database.js'
+
+/** What the instruments show about the queue and the ledger, read on a scrape (never per delivery). */
+export interface QueueStats {
+  /** Waiting deliveries whose time has come. */
+  readonly due: number
+  /** Endpoints with due work and no live lease (the claim's candidates). */
+  readonly endpointsReady: number
+  /** How long the longest-waiting ready endpoint has waited, in seconds (0 when none). */
+  readonly oldestDueSeconds: number
+  readonly endpoints: { readonly enabled: number; readonly failing: number; readonly disabled: number }
+  readonly ledgerPosition: number
+  /** The last position a signed checkpoint covers (0 before the first). */
+  readonly sealedPosition: number
+}
+
+/**
+ * One round trip. The oldest due and the ready endpoints come from the queue heads' index; the
+ * due count walks the waiting rows' index (it follows the backlog, which is why it is cached).
+ */
+export async function queueStats(db: Db, now: Date): Promise<QueueStats> {
+  const { rows } = await sql<{
+    due: string; ready: string; oldest: Date | null; enabled: string; failing: string; disabled: string; position: string | null; sealed: string | null
+  }>`
+    select
+      (select count(*) from deliveries where state in ('pending', 'retryable') and next_attempt_at <= ${now}) as due,
+      (select count(*) from endpoint_queue where ready_at <= ${now}) as ready,
+      (select min(ready_at) from endpoint_queue where ready_at <= ${now}) as oldest,
+      (select count(*) from endpoints where deleted_at is null and enabled and failing_since is null) as enabled,
+      (select count(*) from endpoints where deleted_at is null and enabled and failing_since is not null) as failing,
+      (select count(*) from endpoints where deleted_at is null and not enabled) as disabled,
+      (select max(position) from ledger) as position,
+      (select last_position from ledger_checkpoints order by seq desc limit 1) as sealed
+  `.execute(db)
+  const r = rows[0]!
+  return {
+    due: Number(r.due),
+    endpointsReady: Number(r.ready),
+    oldestDueSeconds: r.oldest ? Math.max(0, (now.getTime() - r.oldest.getTime()) / 1000) : 0,
+    endpoints: { enabled: Number(r.enabled), failing: Number(r.failing), disabled: Number(r.disabled) },
+    ledgerPosition: Number(r.position ?? 0),
+    sealedPosition: Number(r.sealed ?? 0),
+  }
+}
