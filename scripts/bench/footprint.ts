@@ -14,9 +14,14 @@ export async function footprintScenario(): Promise<ScenarioOutput> {
   const { db } = bdb
   const sizes = (
     await sql<{ relname: string; bytes: string; heap: string }>`
-      select c.relname, pg_total_relation_size(c.oid) as bytes, pg_relation_size(c.oid) as heap
+      -- The ledger is range-partitioned (migration 0011): its size is its partitions'.
+      select c.relname,
+        case when c.relkind = 'p' then (select sum(pg_total_relation_size(t.relid)) from pg_partition_tree(c.oid) t where t.isleaf)
+             else pg_total_relation_size(c.oid) end as bytes,
+        case when c.relkind = 'p' then (select sum(pg_relation_size(t.relid)) from pg_partition_tree(c.oid) t where t.isleaf)
+             else pg_relation_size(c.oid) end as heap
       from pg_class c
-      where c.relname in ('ledger', 'deliveries', 'delivery_attempts', 'events', 'endpoints') and c.relkind = 'r'
+      where c.relname in ('ledger', 'deliveries', 'delivery_attempts', 'events', 'endpoints') and c.relkind in ('r', 'p')
     `.execute(db)
   ).rows
   const counts = (

@@ -36,9 +36,12 @@ export async function historyScenario({ env, progress }: ScenarioContext): Promi
 
     const sizes = (
       await sql<{ relname: string; bytes: string }>`
-        select c.relname, pg_total_relation_size(c.oid) as bytes from pg_class c
+        select c.relname,
+          case when c.relkind = 'p' then (select sum(pg_total_relation_size(t.relid)) from pg_partition_tree(c.oid) t where t.isleaf)
+               else pg_total_relation_size(c.oid) end as bytes
+        from pg_class c
         join pg_namespace s on s.oid = c.relnamespace and s.nspname = 'public'
-        where c.relkind = 'r' and c.relname in ('ledger', 'deliveries', 'events', 'endpoints')
+        where c.relkind in ('r', 'p') and c.relname in ('ledger', 'deliveries', 'events', 'endpoints')
       `.execute(db)
     ).rows
     const byTable = Object.fromEntries(sizes.map((s) => [s.relname, Number(s.bytes)]))

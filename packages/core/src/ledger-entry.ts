@@ -87,6 +87,18 @@ export interface LedgerPayloads {
     previous_run: number
     previous_attempts: number
   }
+  /**
+   * Settled deliveries (completed or discarded) whose last change is older than `cutoff` left
+   * the `deliveries` projection (delivery retention): one entry per batch, naming every row it
+   * removed; their own entries stay in the ledger, so their history is still readable. The
+   * entry names no delivery (`delivery_id` is null) and spans owners (`owner_id` is `*`).
+   */
+  'deliveries.retired': { delivery_ids: string[]; count: number; cutoff: string }
+  /**
+   * A deleted endpoint with no delivery left to settle (none pending, retryable or running)
+   * left the `endpoints` projection; `deleted_at` is when it was deleted.
+   */
+  'endpoint.purged': { deleted_at: string }
   // Security-relevant changes outside the two projections: who may call the API, and what an
   // embed may see. No secret is ever in a payload (a token's hash is not either).
   'token.issued': { token_id: string; scopes: string[]; label: string }
@@ -102,8 +114,11 @@ export interface LedgerPayloads {
   'access_code.revoked': { access_code_id: string }
   'embed.put': { embed_id: string; access_code_id: string; created: boolean }
   'embed.deleted': { embed_id: string }
-  /** Rows below `before_position` left the ledger through the audited retention function. */
-  'ledger.retention': { before_position: number; rows: number }
+  /**
+   * Rows below `before_position` left the ledger through the audited retention function:
+   * `partitions` whole partitions (migration 0011; absent in entries written before it).
+   */
+  'ledger.retention': { before_position: number; rows: number; partitions?: number }
 }
 
 export type LedgerKind = keyof LedgerPayloads

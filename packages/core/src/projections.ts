@@ -82,7 +82,8 @@ export const base64ToBytes = (s: string): Uint8Array => new Uint8Array(Buffer.fr
 /**
  * Applies one ledger entry to an endpoint row. Entries about deliveries matter to the endpoint
  * only through its lease (`busy_until`), taken by a claim and released by whatever ends that
- * delivery's run on the endpoint.
+ * delivery's run on the endpoint. Null is "no row": from a row, only `endpoint.purged` leads
+ * there (the row is removed); from none, every entry but `endpoint.created` leaves it absent.
  */
 export function evolveEndpoint(row: EndpointRow | null, e: LedgerEntry): EndpointRow | null {
   const at = e.occurred_at
@@ -142,6 +143,8 @@ export function evolveEndpoint(row: EndpointRow | null, e: LedgerEntry): Endpoin
       }
     case 'endpoint.deleted':
       return { ...row, deleted_at: at, updated_at: at }
+    case 'endpoint.purged':
+      return null // the row leaves the projection; its entries stay in the ledger
     case 'delivery.claimed':
       return { ...row, busy_until: date(e.payload.lease_until), busy_delivery_id: e.delivery_id }
     case 'delivery.attempted':
@@ -157,7 +160,10 @@ export function evolveEndpoint(row: EndpointRow | null, e: LedgerEntry): Endpoin
   }
 }
 
-/** Applies one ledger entry to a delivery row. */
+/**
+ * Applies one ledger entry to a delivery row. Null is "no row": `deliveries.retired` removes the
+ * row it is applied to (it names many deliveries; `applyEntry` applies it to each of them).
+ */
 export function evolveDelivery(row: DeliveryRow | null, e: LedgerEntry): DeliveryRow | null {
   const at = e.occurred_at
   if (e.kind === 'delivery.enqueued') {
@@ -254,6 +260,8 @@ export function evolveDelivery(row: DeliveryRow | null, e: LedgerEntry): Deliver
         last_error: null,
         updated_at: at,
       }
+    case 'deliveries.retired':
+      return null
     default:
       return row
   }
@@ -286,31 +294,41 @@ export interface ProjectionSet {
   readonly deliveries: Map<string, DeliveryRow>
 }
 
-/** Which rows an `applyEntry` call changed. */
+/**
+ * Which rows an `applyEntry` call changed. A touched id the set no longer holds was removed
+ * (`endpoint.purged`, `deliveries.retired`).
+ */
 export interface Touched {
   readonly endpoints: Set<string>
   readonly deliveries: Set<string>
 }
 
 /**
- * Folds one entry into the set: the endpoint it names and the delivery it names each go
- * through their evolve function. Rows the set does not hold are taken as absent.
+ * The deliveries an entry is about: the one it names, or, for a batch entry
+ * (`deliveries.retired`, which names none), every one in its payload.
+ */
+export function deliveryIdsOf(e: LedgerEntry): readonly string[] {
+  if (e.delivery_id !== null) return [e.delivery_id]
+  if (e.kind === 'deliveries.retired') return e.payload.delivery_ids
+  return []
+}
+
+/** One row through its evolve function: set, removed, or left as it was. */
+function applyTo<R>(rows: Map<string, R>, id: string, evolve: (row: R | null) => R | null, touched?: Set<string>): void {
+  const before = rows.get(id) ?? null
+  const after = evolve(before)
+  if (after === before) return
+  if (after !== null) rows.set(id, after)
+  else rows.delete(id)
+  touched?.add(id)
+}
+
+/**
+ * Folds one entry into the set: the endpoint it names and the deliveries it is about each go
+ * through their evolve function. Rows the set does not hold are taken as absent; a row the
+ * function returns none for is removed.
  */
 export function applyEntry(set: ProjectionSet, e: LedgerEntry, touched?: Touched): void {
-  if (e.endpoint_id !== null) {
-    const before = set.endpoints.get(e.endpoint_id) ?? null
-    const after = evolveEndpoint(before, e)
-    if (after !== before && after !== null) {
-      set.endpoints.set(e.endpoint_id, after)
-      touched?.endpoints.add(e.endpoint_id)
-    }
-  }
-  if (e.delivery_id !== null) {
-    const before = set.deliveries.get(e.delivery_id) ?? null
-    const after = evolveDelivery(before, e)
-    if (after !== before && after !== null) {
-      set.deliveries.set(e.delivery_id, after)
-      touched?.deliveries.add(e.delivery_id)
-    }
-  }
+  if (e.endpoint_id !== null) applyTo(set.endpoints, e.endpoint_id, (row) => evolveEndpoint(row, e), touched?.endpoints)
+  for (const id of deliveryIdsOf(e)) applyTo(set.deliveries, id, (row) => evolveDelivery(row, e), touched?.deliveries)
 }

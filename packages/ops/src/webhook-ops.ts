@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { checkEndpointUrl, generateWebhookSecret, isValidGlob, secretKeyId } from '@hookledger/core'
 import {
   attemptList,
+  deliveryFromLedger,
   deliveryGet,
   deliveryList,
   endpointCreate,
@@ -175,6 +176,8 @@ export const webhooksAttempts = defineOp({
   input: z.strictObject({ id: uuidParam }),
   output: z.object({
     delivery: deliverySchema,
+    /** True when the delivery has left the `deliveries` table (delivery retention): read from the ledger. */
+    retired: z.boolean(),
     runs: z.array(
       z.object({
         run: z.number().int(),
@@ -187,13 +190,17 @@ export const webhooksAttempts = defineOp({
   }),
   async handler(ctx, input) {
     const owner = ctx.principal.owner_id
-    const delivery = await deliveryGet(ctx.deps.db, owner, input.id)
+    const live = await deliveryGet(ctx.deps.db, owner, input.id)
+    // A retired delivery (past the delivery retention) is read from its ledger entries: the
+    // row as it was when it left.
+    const delivery = live ?? (await deliveryFromLedger(ctx.deps.db, owner, input.id))
     // A deleted endpoint's deliveries read as missing too (the operator ledger keeps them).
     if (!delivery || !(await endpointGet(ctx.deps.db, owner, delivery.endpoint_id)))
       throw notFound('delivery')
     const { attempts, runs } = await attemptList(ctx.deps.db, owner, input.id)
     return ok({
       delivery: deliveryView(delivery, ctx.deps.publicBaseUrl),
+      retired: live === null,
       runs: runs.map((r) => ({ ...r, started_at: r.started_at.toISOString() })),
       data: attempts.map(attemptView),
     })

@@ -239,6 +239,7 @@ export async function startService(
       notifier,
       concurrency: config.HOOKLEDGER_CONCURRENCY,
       retentionMs: config.HOOKLEDGER_RETENTION_DAYS * 24 * 3_600_000,
+      deliveryRetentionDays: config.HOOKLEDGER_DELIVERY_RETENTION_DAYS,
       jobTimeoutMs: timeouts.jobTimeoutMs,
       leaseMs: timeouts.leaseMs,
       snoozeBudget: snoozeBudgetOf(config),

@@ -16,7 +16,7 @@ import type { LedgerRecord } from '@hookledger/core'
 export type ReportProblem = (position: string | null, problem: string) => void
 
 /** Where a delivery is in its state machine; `attempted` waits for the attempt's outcome entry. */
-type Phase = 'pending' | 'retryable' | 'running' | 'attempted' | 'completed' | 'discarded'
+type Phase = 'pending' | 'retryable' | 'running' | 'attempted' | 'completed' | 'discarded' | 'retired'
 
 /** The entries that move a delivery, the phases each may follow, and the phase it leads to. */
 const TRANSITIONS: Readonly<Record<string, { readonly from: readonly Phase[]; readonly to: Phase }>> = {
@@ -84,7 +84,9 @@ export class DeliveryHistoryCheck {
   apply(e: LedgerRecord): void {
     if (this.#phase === false) return
     const at = e.position
-    if (this.#phase === null) {
+    // A retired delivery's id can start a new life: the same event fanned out to the same
+    // endpoint again (it was pruned and published anew), after its first row had left.
+    if (this.#phase === null || (this.#phase === 'retired' && e.kind === 'delivery.enqueued')) {
       if (e.kind !== 'delivery.enqueued') {
         this.#report(at, `the history starts with ${e.kind}, not delivery.enqueued`)
         this.#phase = false // nothing later can be judged: the fold never creates the row
@@ -97,6 +99,20 @@ export class DeliveryHistoryCheck {
       this.#ownerId = e.owner_id
       this.#run = 1
       this.#counted = 0
+      return
+    }
+    // A retirement is one entry about many deliveries (it names none in its columns): it ends
+    // a settled history, and nothing but a new enqueue may follow it.
+    if (e.kind === 'deliveries.retired') {
+      if (this.#phase !== 'completed' && this.#phase !== 'discarded') {
+        this.#report(at, `deliveries.retired while the delivery is ${this.#phase}: only a completed or discarded delivery is retired`)
+      }
+      this.#phase = 'retired'
+      this.#attempt = null
+      return
+    }
+    if (this.#phase === 'retired') {
+      this.#report(at, `${e.kind} after the delivery was retired`)
       return
     }
     // Every entry about a delivery is made from its row: its endpoint, event and owner.
@@ -217,6 +233,7 @@ export class EndpointHistoryCheck {
   readonly #report: ReportProblem
   #created: string | null | false = null
   #deleted: string | null = null
+  #purged: string | null = null
 
   constructor(report: ReportProblem) {
     this.#report = report
@@ -225,6 +242,7 @@ export class EndpointHistoryCheck {
   start(): void {
     this.#created = null
     this.#deleted = null
+    this.#purged = null
   }
 
   apply(e: LedgerRecord): void {
@@ -241,6 +259,16 @@ export class EndpointHistoryCheck {
     }
     if (e.kind === 'endpoint.created') {
       this.#report(at, `endpoint.created again (the endpoint was created at position ${this.#created})`)
+      return
+    }
+    // A purged endpoint is gone: nothing may name it after its purge.
+    if (this.#purged !== null) {
+      this.#report(at, `${e.kind} after endpoint.purged (position ${this.#purged})`)
+      return
+    }
+    if (e.kind === 'endpoint.purged') {
+      this.#purged = at
+      if (this.#deleted === null) this.#report(at, 'endpoint.purged of an endpoint that was never deleted')
       return
     }
     // A deleted endpoint takes no command and no transition (`endpointLock` and

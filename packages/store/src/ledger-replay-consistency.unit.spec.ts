@@ -108,6 +108,24 @@ describe('delivery history rules', () => {
     ])
   })
 
+  it('accept a retirement of a settled delivery, and a new life of its id after it', () => {
+    const retired: [string, Record<string, unknown>] = ['deliveries.retired', { count: 1, cutoff: at.toISOString() }]
+    expect(problems(history('enqueued', 'claimed', attempted(1, 'completed'), 'completed', retired))).toEqual([])
+    expect(problems(history('enqueued', 'discarded', retired))).toEqual([])
+    expect(problems(history('enqueued', 'discarded', retired, 'enqueued', 'claimed', attempted(1, 'completed'), 'completed'))).toEqual([])
+  })
+
+  it('want only settled deliveries retired, and nothing but a new enqueue after it', () => {
+    const retired: [string, Record<string, unknown>] = ['deliveries.retired', { count: 1, cutoff: at.toISOString() }]
+    expect(problems(history('enqueued', retired))).toEqual([
+      '2: deliveries.retired while the delivery is pending: only a completed or discarded delivery is retired',
+    ])
+    expect(problems(history('enqueued', 'claimed', retired))).toEqual([
+      '3: deliveries.retired while the delivery is running: only a completed or discarded delivery is retired',
+    ])
+    expect(problems(history('enqueued', 'discarded', retired, 'claimed'))).toEqual(['4: delivery.claimed after the delivery was retired'])
+  })
+
   it('want every entry to name the delivery\'s endpoint, event and owner', () => {
     const h = history('enqueued', 'claimed')
     expect(problems([h[0]!, { ...h[1]!, endpoint_id: D, event_id: 'evt_2' }])).toEqual([
@@ -133,5 +151,10 @@ describe('endpoint history rules', () => {
     expect(check('claimed', 'endpoint.created')).toEqual(['1: the history starts with delivery.claimed, not endpoint.created'])
     expect(check('endpoint.created', 'endpoint.created')).toEqual(['2: endpoint.created again (the endpoint was created at position 1)'])
     expect(check('endpoint.created', 'endpoint.deleted', 'endpoint.updated')).toEqual(['3: endpoint.updated after endpoint.deleted (position 2)'])
+  })
+  it('accept a purge after the delete, and nothing after the purge', () => {
+    expect(check('endpoint.created', 'claimed', 'endpoint.deleted', 'attempted', 'endpoint.purged')).toEqual([])
+    expect(check('endpoint.created', 'endpoint.purged')).toEqual(['2: endpoint.purged of an endpoint that was never deleted'])
+    expect(check('endpoint.created', 'endpoint.deleted', 'endpoint.purged', 'claimed')).toEqual(['4: delivery.claimed after endpoint.purged (position 3)'])
   })
 })

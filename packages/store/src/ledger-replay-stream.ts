@@ -9,6 +9,7 @@ import { sql, type RawBuilder } from 'kysely'
 import type { LedgerRecord } from '@hookledger/core'
 import type { Trx } from './database.js'
 import { BufferGauge, ServerCursor } from './server-cursor.js'
+import { MergedCursor, comparePositions, type RowCursor } from './merged-cursor.js'
 import { RowJsonCodec, RowJsonError, sameJson, type RowJson } from './ledger-replay-row-json.js'
 
 /** The projections compared, and the claim's queue heads (checked against their definition). */
@@ -90,8 +91,11 @@ export interface ReplayCounters {
 
 export interface VerifyTableParams<R extends object> {
   readonly table: 'endpoints' | 'deliveries'
-  /** The ledger entries about the table's rows, ordered by (`keyColumn`, position). */
-  readonly ledgerQuery: RawBuilder<unknown>
+  /**
+   * The ledger entries about the table's rows, each query ordered by (`keyColumn`, position);
+   * several are merged into one stream in that order (merged-cursor.ts).
+   */
+  readonly ledgerQueries: readonly RawBuilder<unknown>[]
   readonly keyColumn: 'endpoint_id' | 'delivery_id'
   readonly fold: EntityFold<R>
   readonly sink: DifferenceSink
@@ -126,7 +130,18 @@ export async function verifyTable<R extends object>(trx: Trx, p: VerifyTablePara
   const { table, keyColumn, fold, sink, counters } = p
   counters.phase = table
   const codec = await RowJsonCodec.load(trx, table)
-  const ledger = await ServerCursor.open<LedgerRecord>(trx, `replay_ledger_${table}`, p.ledgerQuery, p.fetchRows, p.gauge)
+  const sources: ServerCursor<LedgerRecord>[] = []
+  for (const [i, query] of p.ledgerQueries.entries()) {
+    sources.push(await ServerCursor.open<LedgerRecord>(trx, `replay_ledger_${table}_${i}`, query, p.fetchRows, p.gauge))
+  }
+  const ledger: RowCursor<LedgerRecord> =
+    sources.length === 1
+      ? sources[0]!
+      : new MergedCursor(sources, (a, b) => {
+          const ka = a[keyColumn] as string
+          const kb = b[keyColumn] as string
+          return ka < kb ? -1 : ka > kb ? 1 : comparePositions(a.position, b.position)
+        })
   const live = await ServerCursor.open<{ id: string; row: RowJson }>(
     trx,
     `replay_live_${table}`,

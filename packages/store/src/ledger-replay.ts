@@ -114,9 +114,23 @@ const endpointEntries = sql`
     and (kind like 'endpoint.%' or kind in (${sql.join(ENDPOINT_LEASE_KINDS.map((k) => sql.lit(k)))}))
   order by endpoint_id, position
 `
-/** Every entry `applyEntry` folds into some delivery, by delivery and position (`ledger_delivery_id_idx`). */
+/** Every entry `applyEntry` folds into the delivery it names, by delivery and position (`ledger_delivery_id_idx`). */
 const deliveryEntries = sql`
   select ${ENTRY_COLUMNS} from ledger where delivery_id is not null order by delivery_id, position
+`
+/**
+ * Each retirement expanded into one entry per delivery it names (`ledger_retired_idx`;
+ * `deliveryIdsOf` in core), by delivery and position: merged with `deliveryEntries` on the way
+ * (a union sorted by PostgreSQL would sort the whole ledger first). The copies carry the
+ * payload without the id list, which the fold does not need and would otherwise travel once
+ * per delivery it names.
+ */
+const retiredDeliveryEntries = sql`
+  select l.position, l.occurred_at, l.owner_id, l.kind, l.endpoint_id, r.id::uuid as delivery_id, l.event_id,
+         l.payload - 'delivery_ids' as payload, l.actor
+  from ledger l cross join lateral jsonb_array_elements_text(l.payload -> 'delivery_ids') as r(id)
+  where l.kind = 'deliveries.retired'
+  order by delivery_id, l.position
 `
 
 /** Reports a broken rule of the current row's history as an `inconsistent` difference. */
@@ -136,7 +150,7 @@ function problemReporter(sink: DifferenceSink, table: ReplayTable, current: { ke
   }
 }
 
-/** `applyEntry`, for one row: an entry that returns no row leaves the row as it was. */
+/** `applyEntry`, for one row: an entry that returns no row removes it (a purge, a retirement). */
 class EndpointFold implements EntityFold<EndpointRow> {
   readonly current = { key: '' }
   readonly #check: EndpointHistoryCheck
@@ -151,7 +165,7 @@ class EndpointFold implements EntityFold<EndpointRow> {
     this.#check.start()
   }
   apply(e: LedgerRecord): void {
-    this.#row = evolveEndpoint(this.#row, e) ?? this.#row
+    this.#row = evolveEndpoint(this.#row, e) // null after endpoint.purged: the row is gone
     this.#check.apply(e)
   }
   finish(): EndpointRow | null {
@@ -175,7 +189,7 @@ class DeliveryFold implements EntityFold<DeliveryRow> {
     this.#check.start()
   }
   apply(e: LedgerRecord): void {
-    this.#row = evolveDelivery(this.#row, e) ?? this.#row
+    this.#row = evolveDelivery(this.#row, e) // null after deliveries.retired: the row is gone
     this.#check.apply(e)
     if (e.kind === 'delivery.attempted') this.attempts++
   }
@@ -245,7 +259,7 @@ export async function ledgerReplayVerify(db: Db, options: ReplayOptions = {}): P
         const endpoints = await verifyTable(trx, {
           ...common,
           table: 'endpoints',
-          ledgerQuery: endpointEntries,
+          ledgerQueries: [endpointEntries],
           keyColumn: 'endpoint_id',
           fold: endpointFold,
         })
@@ -254,7 +268,7 @@ export async function ledgerReplayVerify(db: Db, options: ReplayOptions = {}): P
         const deliveries = await verifyTable(trx, {
           ...common,
           table: 'deliveries',
-          ledgerQuery: deliveryEntries,
+          ledgerQueries: [deliveryEntries, retiredDeliveryEntries],
           keyColumn: 'delivery_id',
           fold: deliveryFold,
         })

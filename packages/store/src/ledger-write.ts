@@ -9,7 +9,7 @@ import {
 import { sql, type RawBuilder } from 'kysely'
 import type { Trx } from './database.js'
 import { ledgerInsertSql } from './ledger-append.js'
-import { DELIVERY_COLUMNS, ENDPOINT_COLUMNS, projectionInsertSql, projectionUpdateSql } from './projection-write.js'
+import { DELIVERY_COLUMNS, ENDPOINT_COLUMNS, projectionDeleteSql, projectionInsertSql, projectionUpdateSql } from './projection-write.js'
 import { endpointQueueRefresh, endpointsWithMovedHeads, type QueueMerge } from './endpoint-queue.js'
 
 /**
@@ -58,6 +58,8 @@ export interface WriteResult {
   readonly deliveries: Map<string, DeliveryRow>
   /** Deliveries inserted (with `existingDeliveries: 'keep'`, those that were new). */
   readonly insertedDeliveries: Set<string>
+  /** Rows the entries removed (`deliveries.retired`, `endpoint.purged`), deleted by the write. */
+  readonly removed: { readonly endpoints: Set<string>; readonly deliveries: Set<string> }
 }
 
 /** Folds entries over the base rows; returns the full set and which rows they touched. */
@@ -75,10 +77,11 @@ export function foldOver(base: WriteBase, entries: readonly LedgerEntry[]): { se
  * THE write primitive: every change of a projection (endpoints, deliveries) goes through here.
  * It folds `entries` over `base` with the core evolve functions, then in ONE statement inserts
  * the rows the entries created, updates the rows they changed (a row they left as it was is not
- * written), and appends the entries — positions drawn after the row locks, so for every row the
- * ledger's order is the order its changes were applied, which replay relies on. Then it
- * refreshes the claim's queue heads of the endpoints it touched (endpoint-queue.ts). The
- * database checks the other half at commit: a projection row written without a ledger entry about it
+ * written), deletes the rows they removed (a retirement, a purge: only base rows, so only rows
+ * the caller holds locked), and appends the entries — positions drawn after the row locks, so
+ * for every row the ledger's order is the order its changes were applied, which replay relies
+ * on. Then it refreshes the claim's queue heads of the endpoints it touched (endpoint-queue.ts).
+ * The database checks the other half at commit: a projection row written without a ledger entry about it
  * fails the transaction (migration 0006).
  */
 export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteResult> {
@@ -90,12 +93,17 @@ export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteRe
   const split = <R extends { id: string }>(ids: Set<string>, rows: Map<string, R>, before: Map<string, R>) => {
     const created: R[] = []
     const changed: R[] = []
+    const removed: string[] = []
     for (const id of ids) {
-      const row = rows.get(id)!
-      if (!before.has(id)) created.push(row)
+      const row = rows.get(id)
+      // A touched row the fold no longer holds was removed by it (retired, purged); one it
+      // created and removed again within these entries never reaches the table.
+      if (row === undefined) {
+        if (before.has(id)) removed.push(id)
+      } else if (!before.has(id)) created.push(row)
       else if (row !== before.get(id)) changed.push(row)
     }
-    return { created, changed }
+    return { created, changed, removed }
   }
   const endpoints = split(touched.endpoints, set.endpoints, baseEndpoints)
   const deliveries = split(touched.deliveries, set.deliveries, baseDeliveries)
@@ -109,6 +117,8 @@ export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteRe
     ctes.push(sql`w_deliveries_created as (${insert} ${keep ? sql`on conflict (id) do nothing` : sql``} returning id)`)
   }
   if (deliveries.changed.length > 0) ctes.push(sql`w_deliveries_changed as (${projectionUpdateSql('deliveries', DELIVERY_COLUMNS, deliveries.changed)})`)
+  if (deliveries.removed.length > 0) ctes.push(sql`w_deliveries_removed as (${projectionDeleteSql('deliveries', deliveries.removed)})`)
+  if (endpoints.removed.length > 0) ctes.push(sql`w_endpoints_removed as (${projectionDeleteSql('endpoints', endpoints.removed)})`)
   ctes.push(...(write.alongside ?? []).map((cte, i) => sql`w_alongside_${sql.raw(String(i))} as (${cte})`))
 
   // With `keep`, an entry about a created delivery is appended only if its insert happened.
@@ -118,7 +128,9 @@ export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteRe
       ? ledgerInsertSql(write.entries, conditional ? { onlyIfIn: { ids: conditional, cte: 'w_deliveries_created' } } : undefined)
       : null
   const inserted = deliveries.created.length > 0 ? sql`(select coalesce(array_agg(id), '{}') from w_deliveries_created)` : sql`'{}'::uuid[]`
-  if (ctes.length === 0 && !append && !write.notify) return { endpoints: new Map(), deliveries: new Map(), insertedDeliveries: new Set() }
+  if (ctes.length === 0 && !append && !write.notify) {
+    return { endpoints: new Map(), deliveries: new Map(), insertedDeliveries: new Set(), removed: { endpoints: new Set(), deliveries: new Set() } }
+  }
   const withClause = (extra: RawBuilder<unknown>[]) => {
     const all = [...ctes, ...extra]
     return all.length > 0 ? sql`with ${sql.join(all)}` : sql``
@@ -144,5 +156,6 @@ export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteRe
     endpoints: written(endpoints, false),
     deliveries: written(deliveries, keep),
     insertedDeliveries: keep ? insertedIds : new Set(deliveries.created.map((d) => d.id)),
+    removed: { endpoints: new Set(endpoints.removed), deliveries: new Set(deliveries.removed) },
   }
 }

@@ -17,6 +17,8 @@ const FROZEN: Record<string, string> = {
   '0007_ledger_checkpoints.sql': '9f19b06ecd3f411995dcc6e8880a5ec5481ba1f01bfcdb77328a1934bf5d00ec',
   '0008_delivery_snooze_budget.sql': 'a1deb0502cb5dc7279276c041021bc7ce09ae668a663e9892f13a1069b0aa9ad',
   '0009_endpoint_queue.sql': '87814aee4e23f0ad15971a1c5d1a9a1d0f024ab90dc6bd15a8e4e1763e8637b4',
+  '0010_projection_retention.sql': 'ad13ee038e1c7a8c8cd01659b252f8e99f98abd451b78aec6f85b657f1425c3b',
+  '0011_ledger_partitioned.sql': '6b0498e592155ce22fc1145f2c0be035e0a21ee4d8bd2cb8418d4afc9c1df6c8',
 }
 
 describe('migrations', () => {

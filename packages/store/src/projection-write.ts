@@ -74,3 +74,11 @@ export function projectionUpdateSql(table: 'endpoints' | 'deliveries', columns: 
     where t.id = any(${(rows as { id: string }[]).map((r) => r.id)}::uuid[]) and t.id = r.id
   `
 }
+
+/**
+ * Deletes rows by primary key: the rows a fold removed (the callers hold them locked). The
+ * database accepts it only with the removing entry in the same transaction (migration 0010).
+ */
+export function projectionDeleteSql(table: 'endpoints' | 'deliveries', ids: readonly string[]): RawBuilder<unknown> {
+  return sql`delete from ${ident(table)} where id = any(${ids}::uuid[])`
+}

@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type { AttemptRow, DeliveryRow, DeliveryState, EndpointRow } from '@hookledger/core'
+import { evolveDelivery, type AttemptRow, type DeliveryRow, type DeliveryState, type EndpointRow, type LedgerRecord } from '@hookledger/core'
 import type { Db } from './database.js'
 
 /** A page of rows and the opaque cursor of the next page. */
@@ -84,6 +84,22 @@ export async function deliveryGet(db: Db, owner_id: string, id: string): Promise
     select * from deliveries where id = ${id}::uuid and owner_id = ${owner_id}
   `.execute(db)
   return rows.rows[0] ?? null
+}
+
+/**
+ * One delivery of this owner as its own ledger entries rebuild it, or null when the ledger has
+ * none. For a retired delivery (gone from `deliveries`) this is its row as it was when it
+ * left: the retirement names it only in its payload, so it is not among these entries.
+ */
+export async function deliveryFromLedger(db: Db, owner_id: string, id: string): Promise<DeliveryRow | null> {
+  const entries = (
+    await sql<LedgerRecord>`
+      select position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, payload, actor from ledger
+      where delivery_id = ${id}::uuid and owner_id = ${owner_id}
+      order by position
+    `.execute(db)
+  ).rows
+  return entries.reduce<DeliveryRow | null>((row, e) => evolveDelivery(row, e), null)
 }
 
 /** The runs of a delivery: who started each redelivery, and when. */

@@ -27,6 +27,8 @@ export interface HarnessOptions {
   readonly embedAdmits?: EmbedAdmits
   readonly transportTimeoutMs?: number
   readonly snoozeBudget?: SnoozeBudget
+  /** The dispatcher's delivery retention (default 30 days, as in `serve`). */
+  readonly deliveryRetentionDays?: number
 }
 
 /**
@@ -53,6 +55,7 @@ export async function engineHarness(options: HarnessOptions = {}) {
     workerId: 'harness',
     concurrency: options.concurrency ?? 16,
     ...(options.snoozeBudget ? { snoozeBudget: options.snoozeBudget } : {}),
+    ...(options.deliveryRetentionDays !== undefined ? { deliveryRetentionDays: options.deliveryRetentionDays } : {}),
   })
   const owner = 'default'
   let seq = 0

@@ -568,10 +568,10 @@ describe('discarded on claim', () => {
     expect(d0).toMatchObject({ state: 'retryable', attempts: 1 })
 
     h.clock.advance(29 * day)
-    expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 0, pruned: 0 })
+    expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 0, pruned: 0, retired: 0, purged: 0 })
     h.clock.advance(2 * day)
     // the event, and hookledger's news that the endpoint went failing
-    expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 0, pruned: 2 })
+    expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 0, pruned: 2, retired: 0, purged: 0 })
     expect(await h.db.selectFrom('events').select('id').execute()).toEqual([])
     const pruned = await h.db
       .selectFrom('ledger')

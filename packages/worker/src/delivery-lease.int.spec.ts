@@ -183,12 +183,12 @@ describe('rescuer', () => {
 
     // before the job timeout, nothing is rescued and nothing else can claim it
     h.clock.set(t0 + JOB_TIMEOUT_MS - 1)
-    expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 0, pruned: 0 })
+    expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 0, pruned: 0, retired: 0, purged: 0 })
     expect(await h.step()).toMatchObject({ claimed: 0, settledOnClaim: 0 })
 
     h.clock.set(t0 + 16 * s)
     expect(await h.step()).toMatchObject({ claimed: 0 }) // still running: not a candidate
-    expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 1, pruned: 0 })
+    expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 1, pruned: 0, retired: 0, purged: 0 })
     let d = await h.deliveryOf('evt_lost')
     expect(d).toMatchObject({
       state: 'retryable',
@@ -295,7 +295,7 @@ describe('rescuer', () => {
     const live = await deliveryClaim(h.db, { now: h.clock.now(), limit: 1, actor: 'worker:live' })
     expect(live.claimed.map((c) => c.event.id)).toEqual(['evt_next'])
     const nextId = live.claimed[0]!.delivery.id
-    expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 1, pruned: 0 })
+    expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 1, pruned: 0, retired: 0, purged: 0 })
     expect(await h.deliveryOf('evt_lost')).toMatchObject({ state: 'retryable', attempts: 1 })
     expect(await h.endpointOf(endpoint.id)).toMatchObject({
       busy_delivery_id: nextId,

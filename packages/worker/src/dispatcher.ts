@@ -1,4 +1,5 @@
 import {
+  DELIVERY_RETENTION_DEFAULT_DAYS,
   JOB_TIMEOUT_MS,
   databaseRetryDelayMs,
   silentLogger,
@@ -14,7 +15,10 @@ import {
   EVENTS_CHANNEL,
   deliveryClaim,
   deliveryRescue,
+  deliveryRetire,
+  endpointPurge,
   eventPrune,
+  ledgerPartitionsAhead,
   fanoutRun,
   EVENT_RETENTION_DEFAULT_MS,
   type ClaimedDelivery,
@@ -50,6 +54,8 @@ export interface DispatcherOptions {
   readonly pollIntervalMs?: number
   readonly maintenanceIntervalMs?: number
   readonly retentionMs?: number
+  /** Settled deliveries whose last change is older than this leave the `deliveries` table (default 30). */
+  readonly deliveryRetentionDays?: number
   readonly shutdownGraceMs?: number
   /** Bounds one attempt: its request is aborted after it (default 15 s). */
   readonly jobTimeoutMs?: number
@@ -66,6 +72,18 @@ export interface DispatcherOptions {
   readonly observer?: DispatcherObserver
 }
 
+/** Counts of one maintenance pass. */
+export interface MaintenanceReport {
+  /** Lost attempts recorded and retried. */
+  rescued: number
+  /** Events past the event retention, deleted. */
+  pruned: number
+  /** Settled deliveries past the delivery retention, removed from `deliveries`. */
+  retired: number
+  /** Deleted endpoints with nothing left to settle, removed from `endpoints`. */
+  purged: number
+}
+
 /** Counts of one `runOnce` step. */
 export interface StepReport {
   fannedOut: number
@@ -79,7 +97,7 @@ export interface StepReport {
  * The delivery engine of one process: fan-out, a producer that claims only as many deliveries
  * as it has free slots, executors that POST with no transaction open, and a batching completer.
  * NOTIFY wakes it; a jittered poll is the fallback and is enough on its own. Maintenance
- * (rescuer, pruner) runs on an interval; several processes may run it at once safely.
+ * (rescuer, pruner, retention) runs on an interval; several processes may run it at once safely.
  */
 export class Dispatcher {
   readonly #o: DispatcherOptions
@@ -378,18 +396,32 @@ export class Dispatcher {
     }
   }
 
-  /** Rescues deliveries whose worker was lost and prunes events past retention. */
-  async maintenanceOnce(): Promise<{ rescued: number; pruned: number }> {
+  /**
+   * Rescues deliveries whose worker was lost, prunes events past retention, retires settled
+   * deliveries past the delivery retention (bounded per pass: a backlog takes several),
+   * purges deleted endpoints with nothing left to settle, and creates ledger partitions ahead.
+   */
+  async maintenanceOnce(): Promise<MaintenanceReport> {
     const now = this.#o.clock.now()
     const rescued = await deliveryRescue(this.#o.db, { now, ...(this.#leaseMs !== undefined ? { leaseMs: this.#leaseMs } : {}) })
     const pruned = await eventPrune(this.#o.db, {
       now,
       retentionMs: this.#o.retentionMs ?? EVENT_RETENTION_DEFAULT_MS,
     })
+    const { retired } = await deliveryRetire(this.#o.db, {
+      now,
+      retentionDays: this.#o.deliveryRetentionDays ?? DELIVERY_RETENTION_DEFAULT_DAYS,
+      actor: 'system',
+    })
+    const purged = await endpointPurge(this.#o.db, { now, actor: 'system' })
+    // Keeps ledger partitions ready ahead of the writers (a no-op but for one in a million rows).
+    const partitionsCreated = await ledgerPartitionsAhead(this.#o.db)
     if (rescued > 0) {
       this.#log.warn({ rescued }, 'rescuer:rescued')
       this.#observer.rescued(rescued)
     }
-    return { rescued, pruned }
+    if (retired > 0 || purged > 0) this.#log.info({ retired, purged }, 'retention:removed')
+    if (partitionsCreated > 0) this.#log.info({ created: partitionsCreated }, 'ledger:partitions_created')
+    return { rescued, pruned, retired, purged }
   }
 }

@@ -13,7 +13,9 @@ import { DeliveryOutcome, JOB_TIMEOUT_MS, generateWebhookSecret, secretKeyId, ty
 import {
   RowJsonCodec,
   deliveryClaim,
+  deliveryRetire,
   deliverySettle,
+  endpointPurge,
   endpointDelete,
   endpointRedeliver,
   endpointRotateSecret,
@@ -82,7 +84,8 @@ async function drain() {
 }
 
 beforeAll(async () => {
-  h = await engineHarness({ concurrency: 64, reply })
+  // Retention is kept out of the history (the last test runs it over the whole of it).
+  h = await engineHarness({ concurrency: 64, reply, deliveryRetentionDays: 3650 })
   const endpoints: EndpointRow[] = []
   for (let i = 0; i < ENDPOINTS; i++) endpoints.push((await h.createEndpoint({ url: h.receiver.url(`/ep/${i}`) })).endpoint)
   const ctx = () => ({ owner_id: h.owner, now: h.clock.now(), actor: 'owner:test' })
@@ -166,6 +169,7 @@ describe('ledger replay on a long healthy history', () => {
       'endpoint.disabled',
       'endpoint.enabled',
       'endpoint.deleted',
+      'endpoint.purged',
       'endpoint.secret_rotated',
       'endpoint.updated',
       'endpoint.failing',
@@ -189,8 +193,9 @@ describe('ledger replay on a long healthy history', () => {
     expect(report).toMatchObject({
       ledgerRows,
       attempts,
-      endpoints: ENDPOINTS,
-      live: { endpoints: ENDPOINTS, deliveries: report.deliveries },
+      // The deleted endpoint was purged by a maintenance pass once its deliveries had settled.
+      endpoints: ENDPOINTS - 1,
+      live: { endpoints: ENDPOINTS - 1, deliveries: report.deliveries },
       renderedByDatabase: 0,
     })
     expect(report.peakHeld).toBeLessThanOrEqual(2)
@@ -243,5 +248,22 @@ describe('ledger replay on a long healthy history', () => {
       const lone = await codec.renderRow(trx, { ...base, description: 'x\ud800y' })
       expect(lone).toMatchObject({ error: expect.any(String) })
     })
+  })
+
+  it('after retention retires every settled delivery, still finds no difference', async () => {
+    h.clock.advance(2 * 24 * 3_600_000)
+    const settled = Number((await sql<{ n: string }>`select count(*) as n from deliveries where state in ('completed', 'discarded')`.execute(h.db)).rows[0]!.n)
+    const all = Number((await sql<{ n: string }>`select count(*) as n from deliveries`.execute(h.db)).rows[0]!.n)
+    let retired = 0
+    for (;;) {
+      const r = await deliveryRetire(h.db, { now: h.clock.now(), retentionDays: 1, actor: 'system', batchSize: 300 })
+      if (r.retired === 0) break
+      retired += r.retired
+    }
+    expect(retired).toBe(settled)
+    expect(await endpointPurge(h.db, { now: h.clock.now(), actor: 'system' })).toBe(0) // purged already
+    const report = await ledgerReplayVerify(h.db, { fetchRows: 300 })
+    expect(report.differences).toEqual([])
+    expect(report).toMatchObject({ deliveries: all - settled, endpoints: ENDPOINTS - 1, live: { endpoints: ENDPOINTS - 1, deliveries: all - settled } })
   })
 })

@@ -1,0 +1,105 @@
+/**
+ * Retention of the projections (core/src/projection-retention.ts decides): settled deliveries
+ * past the delivery retention, and deleted endpoints with nothing left to settle, leave their
+ * tables through the write primitive, with the entries that say so. Run by the dispatcher's
+ * maintenance; several workers may run it at once (rows another holds are skipped).
+ */
+import { sql } from 'kysely'
+import {
+  PURGE_BATCH,
+  RETIREMENT_BATCH,
+  RETIREMENT_BATCHES_PER_PASS,
+  decidePurge,
+  decideRetirement,
+  retentionCutoff,
+  type DeliveryRow,
+  type EndpointRow,
+  type LedgerEntry,
+} from '@hookledger/core'
+import type { Db } from './database.js'
+import { ledgerWrite } from './ledger-write.js'
+
+export interface DeliveryRetireParams {
+  readonly now: Date
+  readonly retentionDays: number
+  readonly actor: string
+  /** Rows per batch (one transaction, one `deliveries.retired` entry). */
+  readonly batchSize?: number
+  /** Batches this call runs at most. */
+  readonly maxBatches?: number
+}
+
+/**
+ * Retires settled deliveries whose last change is older than the retention, oldest first, a
+ * batch per transaction, until a batch comes back short or `maxBatches` ran. Returns how many
+ * rows left and in how many batches.
+ */
+export async function deliveryRetire(db: Db, params: DeliveryRetireParams): Promise<{ retired: number; batches: number }> {
+  const cutoff = retentionCutoff(params.now, params.retentionDays)
+  const batchSize = params.batchSize ?? RETIREMENT_BATCH
+  const maxBatches = params.maxBatches ?? RETIREMENT_BATCHES_PER_PASS
+  let retired = 0
+  let batches = 0
+  while (batches < maxBatches) {
+    const n = await db.transaction().execute(async (trx) => {
+      // Settled rows never move again by themselves; a redelivery (which takes discarded rows)
+      // may hold one: it is skipped here and stays, since it is pending afterwards.
+      const rows = (
+        await sql<DeliveryRow>`
+          select * from deliveries
+          where state in ('completed', 'discarded') and updated_at < ${cutoff}
+          order by updated_at limit ${batchSize}
+          for update skip locked
+        `.execute(trx)
+      ).rows
+      const entry = decideRetirement(rows, { now: params.now, cutoff, actor: params.actor })
+      if (!entry) return 0
+      await ledgerWrite(trx, { base: { deliveries: rows }, entries: [entry] })
+      return entry.payload.count
+    })
+    if (n === 0) break
+    retired += n
+    batches++
+    if (n < batchSize) break
+  }
+  return { retired, batches }
+}
+
+/**
+ * Purges deleted endpoints none of whose deliveries can still move (none pending, retryable or
+ * running), one `endpoint.purged` entry each, up to `limit` per call. Their settled deliveries
+ * stay until retention retires them. Returns how many endpoints left.
+ */
+export async function endpointPurge(db: Db, params: { now: Date; actor: string; limit?: number }): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    // Only the endpoint rows are locked: nothing can make a deleted endpoint's delivery move
+    // again once none is waiting or running (a claim, a redelivery and fan-out all need a live
+    // endpoint), so the count read here stays true until commit.
+    const rows = (
+      // `unsettled` is 0 or 1 (whether any delivery can still move): the first one found ends the probe.
+      await sql<EndpointRow & { unsettled: number }>`
+        select e.*, u.unsettled from endpoints e
+        cross join lateral (
+          select count(*)::integer as unsettled from (
+            select 1 from deliveries d
+            where d.endpoint_id = e.id and d.state in ('pending', 'retryable', 'running') limit 1
+          ) any_unsettled
+        ) u
+        where e.deleted_at is not null and u.unsettled = 0
+        order by e.deleted_at, e.id limit ${params.limit ?? PURGE_BATCH}
+        for update of e skip locked
+      `.execute(trx)
+    ).rows
+    const base: EndpointRow[] = []
+    const entries: LedgerEntry[] = []
+    for (const { unsettled, ...row } of rows) {
+      const entry = decidePurge(row, unsettled, { now: params.now, actor: params.actor })
+      if (!entry) continue
+      base.push(row)
+      entries.push(entry)
+    }
+    if (entries.length === 0) return 0
+    await ledgerWrite(trx, { base: { endpoints: base }, entries })
+    return entries.length
+  })
+}
