@@ -19,6 +19,7 @@ const FROZEN: Record<string, string> = {
   '0009_endpoint_queue.sql': '87814aee4e23f0ad15971a1c5d1a9a1d0f024ab90dc6bd15a8e4e1763e8637b4',
   '0010_projection_retention.sql': 'ad13ee038e1c7a8c8cd01659b252f8e99f98abd451b78aec6f85b657f1425c3b',
   '0011_ledger_partitioned.sql': '6b0498e592155ce22fc1145f2c0be035e0a21ee4d8bd2cb8418d4afc9c1df6c8',
+  '0012_ledger_guard_per_statement.sql': '7f3f76ed337ee926043410b10e0734906f936da24f1e65da28e460e4f9612579',
 }
 
 describe('migrations', () => {

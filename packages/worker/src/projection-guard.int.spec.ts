@@ -76,6 +76,17 @@ describe('the database enforces the ledger', () => {
         await sql`update deliveries set attempts = 9 where id = ${deliveryId}::uuid`.execute(trx)
       }),
     ).rejects.toThrow(/without a ledger entry/)
+    // Checked at the end of each statement (migration 0012): an entry appended by a later
+    // statement comes too late; the write primitive appends them in the same statement.
+    await expect(
+      h.db.transaction().execute(async (trx) => {
+        await sql`update deliveries set attempts = 9 where id = ${deliveryId}::uuid`.execute(trx)
+        await sql`
+          insert into ledger (occurred_at, owner_id, kind, endpoint_id, delivery_id, payload, actor)
+          values (now(), 'default', 'delivery.completed', ${endpointId}::uuid, ${deliveryId}::uuid, '{}', 'forger')
+        `.execute(trx)
+      }),
+    ).rejects.toThrow(/update of deliveries\.[0-9a-f-]+ without a ledger entry/)
     const row = await h.deliveryOf('evt_guarded')
     expect({ attempts: row.attempts, state: row.state }).toEqual({ attempts: 1, state: 'completed' })
     expect((await h.endpointOf(endpointId)).url).toBe(h.receiver.url())
