@@ -38,7 +38,7 @@ export async function footprintScenario(): Promise<ScenarioOutput> {
     (
       await sql<{ relname: string; bytes: string }>`
         select c.relname, pg_relation_size(c.oid) as bytes from pg_class c
-        join pg_namespace n on n.oid = c.relnamespace and n.nspname = 'public'
+        join pg_namespace n on n.oid = c.relnamespace and n.nspname = current_schema()
         where c.relkind in ('r', 'i') and c.relname not like 'schema_migration%' order by 2 desc
       `.execute(db)
     ).rows.map((r) => [r.relname, Number(r.bytes)]),

@@ -40,7 +40,7 @@ export async function historyScenario({ env, progress }: ScenarioContext): Promi
           case when c.relkind = 'p' then (select sum(pg_total_relation_size(t.relid)) from pg_partition_tree(c.oid) t where t.isleaf)
                else pg_total_relation_size(c.oid) end as bytes
         from pg_class c
-        join pg_namespace s on s.oid = c.relnamespace and s.nspname = 'public'
+        join pg_namespace s on s.oid = c.relnamespace and s.nspname = current_schema()
         where c.relkind in ('r', 'p') and c.relname in ('ledger', 'deliveries', 'events', 'endpoints')
       `.execute(db)
     ).rows

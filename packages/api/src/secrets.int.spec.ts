@@ -70,7 +70,7 @@ describe('webhook secrets', () => {
 
     const tables = (
       await sql<{ name: string }>`
-        select table_name as name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'
+        select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'
       `.execute(h.db)
     ).rows.map((r) => r.name)
     expect(tables).toEqual(

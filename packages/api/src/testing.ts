@@ -122,7 +122,7 @@ export async function dbFingerprint(db: Db): Promise<Record<string, string>> {
   const tables = (
     await sql<{ name: string }>`
       select table_name as name from information_schema.tables
-      where table_schema = 'public' and table_type = 'BASE TABLE' order by table_name
+      where table_schema = current_schema() and table_type = 'BASE TABLE' order by table_name
     `.execute(db)
   ).rows.map((r) => r.name)
   const parts = tables.map(

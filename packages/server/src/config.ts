@@ -13,6 +13,7 @@ import {
   type AttemptTimeouts,
   type SnoozeBudget,
 } from '@hookledger/core'
+import { assertDbSchemaName, DEFAULT_DB_SCHEMA } from '@hookledger/store'
 
 const intIn = (min: number, max: number, def: number) =>
   z
@@ -82,6 +83,15 @@ export const configSchema = z.object({
     const u = new URL(v)
     if (!/^postgres(ql)?:$/.test(u.protocol)) throw new Error('must be a postgres:// URL')
     return v
+  }),
+  HOOKLEDGER_DB_SCHEMA: z.string().optional().transform((v, ctx) => {
+    if (v === undefined || v === '') return DEFAULT_DB_SCHEMA
+    try {
+      return assertDbSchemaName(v)
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message })
+      return z.NEVER
+    }
   }),
   HOOKLEDGER_DATA_DIR: z.string().default(DEFAULT_DATA_DIR).transform((v) => path.resolve(v)),
   HOOKLEDGER_MASTER_KEY: checked(parseMasterKey),

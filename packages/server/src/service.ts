@@ -105,7 +105,7 @@ export async function openDatabase(
   // query in flight (its unit of work is retried or rescued) — its 'error' event is handled here.
   pool.on('error', (err) => log.debug({ err: err.message }, 'database:idle_connection_error'))
   pool.on('connect', (client) => client.on('error', (err) => log.debug({ err: err.message }, 'database:connection_error')))
-  const db = createDb(pool)
+  const db = createDb(pool, { schema: config.HOOKLEDGER_DB_SCHEMA })
   if (options.waitForDatabase) await untilReachable(db, log, options.waitForDatabase.signal)
   await migrateToLatest(db)
   const clock = await DatabaseClock.start(db, { logger: log })

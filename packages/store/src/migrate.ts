@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely'
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely'
 import type { Db } from './database.js'
+import { dbSchemaOf } from './db-handle.js'
 
 /** Where the numbered, forward-only SQL migrations live. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../db/migrations/', import.meta.url))
@@ -24,20 +25,28 @@ class SqlFileMigrationProvider implements MigrationProvider {
  * several processes starting at once apply each file exactly once. Throws if a migration fails
  * or if the database has migrations this code does not know (it is ahead of the code).
  */
-const migratorFor = (db: Db, dir: string) =>
+const migratorFor = (db: Db, dir: string, tableSchema = dbSchemaOf(db)) =>
   new Migrator({
     db,
     provider: new SqlFileMigrationProvider(dir),
-    migrationTableName: 'schema_migration',
-    migrationLockTableName: 'schema_migration_lock',
+    migrationTableName: MIGRATION_TABLE,
+    migrationLockTableName: MIGRATION_LOCK_TABLE,
+    // Beside the objects they describe: an application's own migrator in `public` never sees them.
+    migrationTableSchema: tableSchema,
   })
+
+const MIGRATION_TABLE = 'schema_migration'
+const MIGRATION_LOCK_TABLE = 'schema_migration_lock'
 
 /** Migrations this code knows that the database has not applied (readiness: none). */
 export async function migrationsPending(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
-  return (await migratorFor(db, dir).getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name)
+  // Before 0013 moves it, a deployment's migration record is still in `public`.
+  const tableSchema = (await migrationRecordUnmoved(db)) ? 'public' : dbSchemaOf(db)
+  return (await migratorFor(db, dir, tableSchema).getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name)
 }
 
 export async function migrateToLatest(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
+  await schemaPrepare(db)
   const migrator = migratorFor(db, dir)
   const { error, results } = await migrator.migrateToLatest()
   if (error) {
@@ -46,4 +55,39 @@ export async function migrateToLatest(db: Db, dir = MIGRATIONS_DIR): Promise<str
     throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${message}`, { cause: error })
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+}
+
+/**
+ * Creates the configured schema, and moves the migration tables of a deployment from before
+ * migration 0013 (they lived in `public`, with everything else) into it, so the migrator finds
+ * 0001–0012 applied and runs 0013, which moves the rest. Under an advisory lock,
+ * so two processes starting at once move them once.
+ */
+async function schemaPrepare(db: Db): Promise<void> {
+  const schema = dbSchemaOf(db)
+  await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext('hookledger_schema_prepare'))`.execute(trx)
+    await sql`create schema if not exists ${sql.id(schema)}`.execute(trx)
+    // (The transaction is not the handle the schema is registered on: name it.)
+    if (!(await migrationRecordUnmovedIn(trx, schema))) return
+    for (const table of [MIGRATION_TABLE, MIGRATION_LOCK_TABLE]) {
+      await sql`alter table if exists ${sql.id('public', table)} set schema ${sql.id(schema)}`.execute(trx)
+    }
+  })
+}
+
+/** True when `public` holds hookledger's migration record (0001 applied there) and the schema holds none. */
+const migrationRecordUnmoved = (db: Db) => migrationRecordUnmovedIn(db, dbSchemaOf(db))
+
+async function migrationRecordUnmovedIn(db: Kysely<any>, schema: string): Promise<boolean> {
+  if (schema === 'public') return false
+  const found = await sql<{ here: boolean; legacy: boolean }>`
+    select to_regclass(${`"${schema}".${MIGRATION_TABLE}`}) is not null as here,
+           to_regclass(${`public.${MIGRATION_TABLE}`}) is not null and to_regclass('public.ledger') is not null as legacy
+  `.execute(db)
+  const { here, legacy } = found.rows[0]!
+  if (here || !legacy) return false
+  // Another tool's table of the same name is not hookledger's record.
+  const ours = await sql`select 1 from public.schema_migration where name = '0001_ledger_and_projections'`.execute(db)
+  return ours.rows.length > 0
 }

@@ -29,6 +29,10 @@ export interface HarnessOptions {
   readonly snoozeBudget?: SnoozeBudget
   /** The dispatcher's delivery retention (default 30 days, as in `serve`). */
   readonly deliveryRetentionDays?: number
+  /** A database of the test's own making (another schema, an upgraded one); closed with the harness. */
+  readonly database?: TestDatabase
+  /** The master key sealing endpoint secrets: the same one opens another harness's endpoints. */
+  readonly masterKey?: Uint8Array
 }
 
 /**
@@ -36,10 +40,10 @@ export interface HarnessOptions {
  * a script, and the real dispatcher driven one `step()` at a time on a fake clock.
  */
 export async function engineHarness(options: HarnessOptions = {}) {
-  const database: TestDatabase = await testDatabase()
+  const database: TestDatabase = options.database ?? (await testDatabase())
   const clock = new FakeClock(options.start)
   const receiver = await new TestReceiver(options.reply).start()
-  const secretBox = createSecretBox(generateMasterKey())
+  const secretBox = createSecretBox(options.masterKey ?? generateMasterKey())
   const transport = createHttpTransport({
     policy: createEgressPolicy({ allow: ['127.0.0.0/8'] }),
     timeoutMs: options.transportTimeoutMs ?? 2_000,

@@ -13,10 +13,11 @@ export interface TestDatabase {
 }
 
 /**
- * Creates a fresh database from the template. Creating a database costs milliseconds; one per
+ * Creates a fresh database from the template (migrated into the default schema), or an `empty`
+ * one (not migrated) for tests of the migrations themselves, opened on `schema`. Creating a database costs milliseconds; one per
  * test keeps tests independent without truncation between them.
  */
-export async function testDatabase(options: { poolSize?: number } = {}): Promise<TestDatabase> {
+export async function testDatabase(options: { poolSize?: number; empty?: boolean; schema?: string } = {}): Promise<TestDatabase> {
   const serverUrl = new URL(inject('pgServerUrl'))
   const name = `t_${randomBytes(6).toString('hex')}`
   const admin = new pg.Client({ connectionString: serverUrl.toString() })
@@ -25,7 +26,7 @@ export async function testDatabase(options: { poolSize?: number } = {}): Promise
     // FILE_COPY copies the small template's files (~20 ms here); the default WAL_LOG writes it
     // all through the WAL (~80 ms). PostgreSQL before 15 has no STRATEGY: plain copy there.
     await admin
-      .query(`create database ${name} template ${TEMPLATE_DB} strategy file_copy`)
+      .query(options.empty ? `create database ${name}` : `create database ${name} template ${TEMPLATE_DB} strategy file_copy`)
       .catch((err: { code?: string }) => {
         if (err.code !== '42601' && err.code !== '42704') throw err
         return admin.query(`create database ${name} template ${TEMPLATE_DB}`)
@@ -36,7 +37,7 @@ export async function testDatabase(options: { poolSize?: number } = {}): Promise
   const url = Object.assign(new URL(serverUrl), { pathname: `/${name}` }).toString()
   const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 4 })
   pool.on('error', () => {}) // idle connections dropped at teardown
-  const db = createDb(pool)
+  const db = createDb(pool, options.schema ? { schema: options.schema } : {})
   return {
     url,
     db,
