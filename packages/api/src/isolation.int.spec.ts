@@ -85,7 +85,8 @@ const SAMPLES: Record<string, (ids: Ids) => Sample> = {
     kind: 'none',
     method: 'POST',
     path: '/api/events',
-    body: { id: i.event, type: 'booking.created', subject: 'booking://1' },
+    // The same content as owner A's evt_a: a re-publication (different content is a 409 conflict).
+    body: { id: i.event, type: 'booking.created', subject: 'booking://a' },
   }),
   'embeds.put': (i) => ({
     kind: 'put',

@@ -1,6 +1,8 @@
 import { z } from 'zod'
 import {
   endpointState,
+  eventIdSchema,
+  isoTimestampSchema,
   type AttemptRow,
   type DeliveryRow,
   type EndpointRow,
@@ -9,21 +11,9 @@ import {
 /** Ids we mint are UUIDs; anything else cannot name one of our rows. */
 export const uuidParam = z.string().uuid({ message: 'must be a UUID' })
 
-/** Event ids: Standard Webhooks ids must not contain `.`; we keep them URL- and header-safe. */
-export const eventId = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(/^[A-Za-z0-9_-]+$/, 'only letters, digits, `_` and `-`')
-
-const EARLIEST = Date.parse('1970-01-01T00:00:00Z')
-const LATEST = Date.parse('9999-12-31T23:59:59Z')
-
-/** An ISO 8601 timestamp with offset, between 1970 and 9999 (so the database can store it). */
-export const isoTimestamp = z.iso.datetime({ offset: true }).refine((value) => {
-  const at = Date.parse(value)
-  return at >= EARLIEST && at <= LATEST
-}, 'must be an ISO 8601 timestamp between 1970 and 9999')
+/** Event ids and timestamps: the rules published events share with `@hookledger/publisher`. */
+export const eventId = eventIdSchema
+export const isoTimestamp = isoTimestampSchema
 
 export const limitParam = z.coerce.number().int().min(1).max(200).default(50)
 export const cursorParam = z.string().min(1).max(512).optional()

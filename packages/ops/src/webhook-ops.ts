@@ -14,13 +14,13 @@ import {
   endpointRedeliver,
   endpointRotateSecret,
   endpointUpdate,
-  eventInsert,
+  dbSchemaOf,
   InvalidCursorError,
   testEventSend,
 } from '@hookledger/store'
 import { OpError, notFound } from './op-error.js'
 import { defineOp, ok, type OpContext } from './operation.js'
-import { preparePublish, publishInputSchema } from './event-publisher.js'
+import { eventPublish, publishInputSchema } from './event-publisher.js'
 import {
   attemptSchema,
   attemptView,
@@ -209,20 +209,23 @@ export const webhooksAttempts = defineOp({
 
 export const eventsPublish = defineOp({
   name: 'events.publish',
-  summary: 'Publish a thin event; the same id again stores nothing',
+  summary: 'Publish a thin event; the same id again with the same content stores nothing, with different content is refused (409)',
   scope: 'publish',
   http: { method: 'POST', path: '/api/events' },
   statuses: [200, 202],
   input: publishInputSchema,
   output: z.object({ id: z.string() }),
   async handler(ctx, input) {
-    const now = ctx.deps.clock.now()
-    const event = preparePublish(ctx.deps.catalog, input, now)
-    const { id, created } = await ctx.deps.db
-      .transaction()
-      .execute((trx) =>
-        eventInsert(trx, { owner_id: ctx.principal.owner_id, event, now, actor: ctx.actor }),
-      )
+    const { id, created } = await ctx.deps.db.transaction().execute((trx) =>
+      eventPublish(trx, {
+        catalog: ctx.deps.catalog,
+        schema: dbSchemaOf(ctx.deps.db),
+        owner_id: ctx.principal.owner_id,
+        actor: ctx.actor,
+        now: ctx.deps.clock.now(),
+        event: input,
+      }),
+    )
     return { status: created ? 202 : 200, body: { id } }
   },
 })

@@ -1,4 +1,5 @@
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely'
+import { assertDbSchemaName, DEFAULT_DB_SCHEMA } from '@hookledger/core'
 import type { Database, Db } from './database.js'
 
 /**
@@ -7,19 +8,7 @@ import type { Database, Db } from './database.js'
  */
 export type { PostgresPool } from 'kysely'
 
-/** The PostgreSQL schema every hookledger object lives in unless `HOOKLEDGER_DB_SCHEMA` says otherwise. */
-export const DEFAULT_DB_SCHEMA = 'hookledger'
-
-/** A schema name hookledger accepts: a plain lower-case identifier, never quoted-only spellings. */
-export const DB_SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/
-
-/** @throws Error when `schema` is not a plain lower-case identifier. */
-export function assertDbSchemaName(schema: string): string {
-  if (!DB_SCHEMA_PATTERN.test(schema) || schema.startsWith('pg_')) {
-    throw new Error(`database schema "${schema}" must match ${DB_SCHEMA_PATTERN} and not start with pg_`)
-  }
-  return schema
-}
+export { DEFAULT_DB_SCHEMA, DB_SCHEMA_PATTERN, assertDbSchemaName } from '@hookledger/core'
 
 // The schema a handle was opened on, for the migrator (it creates the schema and its own tables
 // there) and for the few queries that name it (catalog lookups).

@@ -1,9 +1,10 @@
 import { sql } from 'kysely'
+import { EVENTS_CHANNEL } from '@hookledger/core'
 import type { Trx } from './database.js'
 import { ledgerWrite } from './ledger-write.js'
 
-/** NOTIFY channel that wakes the fan-out loop; the payload is empty (a hint, not data). */
-export const EVENTS_CHANNEL = 'hookledger_events'
+/** NOTIFY channel that wakes the fan-out loop (part of the database contract, in core). */
+export { EVENTS_CHANNEL }
 /** NOTIFY channel that wakes the delivery producer. */
 export const DELIVERIES_CHANNEL = 'hookledger_deliveries'
 

@@ -1,0 +1,126 @@
+import { assertDbSchemaName, canonicalJson, createEventCatalog, DEFAULT_DB_SCHEMA, eventConflictRefusal, type EventCatalog } from '@hookledger/core'
+import { eventPrepare, type EventToPublish, type PreparedEvent } from './event-prepare.js'
+import { PublishError } from './publish-error.js'
+import { eventsJson, publishStatement, sameContentStatement } from './publish-statement.js'
+import { statementRunnerFor, type PublishTransaction } from './transaction-handle.js'
+
+export interface PublisherOptions {
+  /**
+   * The event catalog the service runs with. Default: the built-in catalog; an install with a
+   * `HOOKLEDGER_CATALOG_FILE` passes `createEventCatalog(sameEntries)` so both accept the same types.
+   */
+  readonly catalog?: EventCatalog
+  /** The service's `HOOKLEDGER_DB_SCHEMA`. Default `hookledger`. */
+  readonly schema?: string
+  /** Who the ledger says published (`event.published` entries). Default `system`. */
+  readonly actor?: string
+}
+
+/** Per event: its id, and whether this call stored it (false: it was already there, the same). */
+export interface PublishOutcome {
+  readonly id: string
+  readonly created: boolean
+}
+
+export interface Publisher {
+  /** Publishes one event inside `trx`; returns its id. See {@link publishEvents}. */
+  publish(trx: PublishTransaction, event: EventToPublish): Promise<string>
+  /** Publishes events inside `trx` in one statement; returns their ids in order. */
+  publishMany(trx: PublishTransaction, events: readonly EventToPublish[]): Promise<string[]>
+  /**
+   * As `publishMany`, saying which ones were new. `now` overrides the database's clock and
+   * `actor` the publisher's (the service's own route passes its clock and the token's actor).
+   */
+  publishEvents(trx: PublishTransaction, events: readonly EventToPublish[], options?: { now?: Date; actor?: string }): Promise<PublishOutcome[]>
+}
+
+/**
+ * A publisher for one hookledger install (its catalog and schema). Events are written into the
+ * caller's transaction — a transactional outbox: they exist, and are delivered, exactly when
+ * that transaction commits.
+ */
+export function createPublisher(options: PublisherOptions = {}): Publisher {
+  const catalog = options.catalog ?? createEventCatalog()
+  const schema = assertDbSchemaName(options.schema ?? DEFAULT_DB_SCHEMA)
+  const actor = options.actor ?? 'system'
+  const insert = publishStatement(schema)
+  const compare = sameContentStatement(schema)
+
+  async function publishEvents(trx: PublishTransaction, events: readonly EventToPublish[], opts: { now?: Date; actor?: string } = {}): Promise<PublishOutcome[]> {
+    const run = statementRunnerFor(trx)
+    if (!Array.isArray(events)) throw new TypeError('publishMany takes an array of events')
+    const prepared = events.map((e, i) => eventPrepare(catalog, e, events.length === 1 ? undefined : i))
+    const { unique, indexOf } = withinBatch(prepared)
+    if (unique.length === 0) return []
+    const [row] = await run<{ outcomes: [number, boolean, boolean | null][] }>(insert, [eventsJson(unique), opts.now?.toISOString() ?? null, opts.actor ?? actor])
+    const outcomes = row!.outcomes
+    // Ids stored by a transaction that committed after this statement began: compare afresh.
+    const unseen = outcomes.filter(([, created, same]) => !created && same === null)
+    const sameOf = new Map(outcomes.map(([n, , same]) => [n, same]))
+    if (unseen.length > 0) {
+      for (const r of await run<{ n: string; same: boolean | null }>(compare, [eventsJson(unique)])) sameOf.set(Number(r.n), r.same)
+    }
+    for (const [n, created] of outcomes) {
+      if (!created && sameOf.get(n) !== true) {
+        const event = unique[n - 1]!
+        throw new PublishError(eventConflictRefusal(event.id), events.length === 1 ? undefined : prepared.indexOf(event))
+      }
+    }
+    const createdOf = new Map(outcomes.map(([n, created]) => [unique[n - 1]!, created]))
+    // A repeat within the batch is the same event: new once, then known.
+    const seen = new Set<PreparedEvent>()
+    return prepared.map((_, i) => {
+      const event = unique[indexOf[i]!]!
+      const first = !seen.has(event)
+      seen.add(event)
+      return { id: event.id, created: first && createdOf.get(event) === true }
+    })
+  }
+
+  return {
+    publishEvents,
+    publish: async (trx, event) => (await publishEvents(trx, [event]))[0]!.id,
+    publishMany: async (trx, events) => (await publishEvents(trx, events)).map((o) => o.id),
+  }
+}
+
+/**
+ * Collapses repeats of an id within one batch: the same content is one event (idempotent, as
+ * across calls), different content is the conflict — refused before anything is written.
+ */
+function withinBatch(prepared: readonly PreparedEvent[]): { unique: PreparedEvent[]; indexOf: number[] } {
+  const byKey = new Map<string, number>()
+  const unique: PreparedEvent[] = []
+  const indexOf = prepared.map((e, i) => {
+    const key = JSON.stringify([e.owner_id, e.id])
+    const at = byKey.get(key)
+    if (at === undefined) {
+      byKey.set(key, unique.length)
+      unique.push(e)
+      return unique.length - 1
+    }
+    if (!sameEvent(unique[at]!, e)) throw new PublishError(eventConflictRefusal(e.id), i)
+    return at
+  })
+  return { unique, indexOf }
+}
+
+// Key order does not make two events different (as jsonb equality in the database).
+const sameEvent = (a: PreparedEvent, b: PreparedEvent) =>
+  a.type === b.type && a.subject === b.subject && canonicalJson(a.data) === canonicalJson(b.data) &&
+  (a.occurred_at === null || b.occurred_at === null || Date.parse(a.occurred_at) === Date.parse(b.occurred_at))
+
+const defaultPublisher = createPublisher()
+
+/**
+ * Publishes `event` inside `trx` (a Kysely transaction of any database type, or a pg client
+ * inside BEGIN … COMMIT) with the built-in catalog, into the `hookledger` schema; returns the
+ * event id. The same id again with the same content is a no-op; with different content,
+ * a PublishError 409 `event_conflict`.
+ * @throws PublishError what `POST /api/events` would answer: 400, 409, 413 or 422
+ */
+export const publish = (trx: PublishTransaction, event: EventToPublish): Promise<string> => defaultPublisher.publish(trx, event)
+
+/** {@link publish} for many events, in one statement; returns their ids in order. */
+export const publishMany = (trx: PublishTransaction, events: readonly EventToPublish[]): Promise<string[]> =>
+  defaultPublisher.publishMany(trx, events)
