@@ -26,7 +26,7 @@ export default defineConfig({
     sequence: { sequencer: SlowFirstSequencer },
     projects: [
       tier('unit', ['packages/*/src/**/*.unit.spec.ts'], 10_000),
-      tier('int', ['packages/*/src/**/*.int.spec.ts'], 30_000),
+      tier('int', ['packages/*/src/**/*.int.spec.ts', 'examples/*/src/**/*.int.spec.ts'], 30_000),
       tier('e2e', ['tests/**/*.e2e.spec.ts'], 60_000),
       // Each fault file runs its own PostgreSQL and processes; at full scale a drain takes minutes.
       tier('faults', ['tests/faults/**/*.faults.spec.ts'], process.env['FAULTS_SCALE'] === 'full' ? 900_000 : 180_000),

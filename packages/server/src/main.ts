@@ -11,6 +11,7 @@ const USAGE = `usage: hookledger <command>
 
   serve [--role api|worker|all] [--port N]   API + dispatcher (default: all)
   migrate                                     apply database migrations
+  database-url                                print the database's URL (credentials included), for an app sharing it
   token create --owner O --scopes admin,publish [--label L] [--json]
   token create --scopes operator [--label L] [--json]   a token for /api/operator/* (no owner)
   token list [--owner O] [--json]
@@ -139,6 +140,10 @@ async function run(io: CliIo, env: NodeJS.ProcessEnv, command: string | undefine
       return (await import('./mcp-command.js')).mcpCommand(config, argv)
     case 'migrate':
       return withDatabase(config, async () => (io.out('migrated'), 0))
+    case 'database-url':
+      // For an application that publishes into hookledger's database (examples/bookings):
+      // the embedded cluster's generated credentials are otherwise only in the data dir.
+      return withDatabase(config, async ({ url }) => (io.out(url), 0))
     case 'token':
       return tokenCommand(io, config, sub, rest)
     case 'ledger':
