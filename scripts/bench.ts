@@ -23,6 +23,7 @@
  *   fanout           one event to 1,000 endpoints: publish -> deliveries committed (their NOTIFY)
  *   fanout-wide      one event to 10,000 endpoints: the fan-out transaction
  *   publish-http     POST /api/events through the real API (serve --role api): events/s
+ *   publish-many     10,000 events by @hookledger/publisher's publishMany in one transaction
  *   peer             the same deliveries, hookledger at default settings vs graphile-worker
  *   history          1,000,000 completed deliveries in history (quick: 20,000): claim, one
  *                    delivery's attempt history, disk per delivery
@@ -50,6 +51,7 @@ import { historyScenario } from './bench/history.js'
 import { latencyScenario } from './bench/latency.js'
 import { peerScenario } from './bench/peer.js'
 import { publishHttpScenario } from './bench/publish-http.js'
+import { publishManyScenario } from './bench/publish-many.js'
 import { replayScenario } from './bench/replay.js'
 import { sealScenario } from './bench/seal.js'
 import { QUICK } from './bench/settings.js'
@@ -73,6 +75,7 @@ const code = await benchRun(async (env) => {
   await runScenario(env, 'fanout', fanoutScenario)
   await runScenario(env, 'fanout-wide', fanoutWideScenario)
   await runScenario(env, 'publish-http', publishHttpScenario)
+  await runScenario(env, 'publish-many', publishManyScenario)
   await runScenario(env, 'peer', peerScenario)
   await runScenario(env, 'history', historyScenario)
 }).catch((err: unknown) => {
