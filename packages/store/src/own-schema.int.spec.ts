@@ -112,7 +112,7 @@ describe('hookledger lives in a schema of its own', () => {
     await h.close()
   })
 
-  it('the functions are pinned to the schema, so a trigger firing under another search_path finds its tables', async () => {
+  it('every hookledger function is pinned to the schema (its body resolves names there whatever the caller’s search_path)', async () => {
     const database = await testDatabase()
     const pinned = await sql<{ proname: string; config: string[] | null }>`
       select p.proname::text, p.proconfig as config from pg_proc p join pg_namespace n on n.oid = p.pronamespace
