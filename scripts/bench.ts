@@ -52,6 +52,7 @@ import { peerScenario } from './bench/peer.js'
 import { publishHttpScenario } from './bench/publish-http.js'
 import { replayScenario } from './bench/replay.js'
 import { sealScenario } from './bench/seal.js'
+import { serveDrainScenario } from './bench/serve-drain.js'
 import { QUICK } from './bench/settings.js'
 import { shared } from './bench/shared.js'
 
@@ -74,6 +75,7 @@ const code = await benchRun(async (env) => {
   await runScenario(env, 'fanout-wide', fanoutWideScenario)
   await runScenario(env, 'publish-http', publishHttpScenario)
   await runScenario(env, 'peer', peerScenario)
+  await runScenario(env, 'serve-drain', serveDrainScenario)
   await runScenario(env, 'history', historyScenario)
 }).catch((err: unknown) => {
   process.stderr.write(`[bench] fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
