@@ -17,6 +17,8 @@ const FROZEN: Record<string, string> = {
   '0007_ledger_checkpoints.sql': '9f19b06ecd3f411995dcc6e8880a5ec5481ba1f01bfcdb77328a1934bf5d00ec',
   '0008_delivery_snooze_budget.sql': 'a1deb0502cb5dc7279276c041021bc7ce09ae668a663e9892f13a1069b0aa9ad',
   '0009_endpoint_queue.sql': '87814aee4e23f0ad15971a1c5d1a9a1d0f024ab90dc6bd15a8e4e1763e8637b4',
+  // Branch v1a; the merge may renumber it (migrations are contiguous).
+  '0010_endpoint_v1a_keys.sql': '23d9ea062c2641c4eff1fe8d8258841dde8ac26f6a5cc482148a209725fbc701',
 }
 
 describe('migrations', () => {
