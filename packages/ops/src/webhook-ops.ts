@@ -290,7 +290,7 @@ export const webhooksDelete = defineOp({
 export const webhooksRotateSecret = defineOp({
   name: 'webhooks.rotate_secret',
   summary:
-    'A new secret, shown in this answer only (and a new v1a key pair, if the endpoint has one: its public key is in the answer); the previous ones keep signing for the grace window',
+    'A new secret, shown in this answer only, and a new v1a key pair if the endpoint has one; the previous ones keep signing for the grace window',
   scope: 'admin',
   http: { method: 'POST', path: '/api/admin/webhooks/:id/rotate_secret' },
   input: z.strictObject({ id: uuidParam }),
