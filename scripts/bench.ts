@@ -12,6 +12,7 @@
  *   drain      20,000 deliveries (200 events x 100 endpoints) published and fanned out, drained
  *   footprint  bytes per completed delivery after the drain; ledger rows per delivery
  *   replay     ledgerReplayVerify over the drain's ledger (must find no difference)
+ *   drain-v1a  the drain with every endpoint on v1a (ed25519) vs v1 (HMAC), same run (bench-v1a.ts)
  *   latency    200 events/s for 30 s, one endpoint each (50 endpoints): publish -> arrival
  *   claim      one claim of 64 with 10k vs 1M due deliveries (+100k completed), synthetic rows
  *   fanout     one event to 1,000 endpoints: publish -> deliveries committed (their NOTIFY)
@@ -75,6 +76,7 @@ import {
 import { Dispatcher, LedgerSealerLoop, createHttpTransport, executeDelivery } from '@hookledger/worker'
 import { sealScenario } from './bench-seal.js'
 import { replayPhases } from './bench-replay-phases.js'
+import { drainV1aScenario } from './bench-v1a.js'
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -1536,6 +1538,18 @@ async function main(): Promise<number> {
     // At 1/50 scale the on ÷ off ratio is noise: the quick run keeps the chain-on drain (it
     // exercises the sealer) and skips the second chain-off one.
     if (!QUICK) await scenario('drain-off', () => drainScenario(env, 'plain-after'))
+    await scenario('drain-v1a', () =>
+      drainV1aScenario({
+        quick: QUICK, owner: OWNER, endpoints: cfg.endpoints, events: cfg.drainEvents, secretBox: env.secretBox, receiver: env.receiver,
+        freshDatabase: (name) => freshDatabase(env, name),
+        publish,
+        newDispatcher: (db, url, workerId) => {
+          const transport = newTransport(env)
+          const { dispatcher, notifier } = newDispatcher(env, db, url, transport, workerId)
+          return { dispatcher, close: async () => { await dispatcher.stop(); await notifier.close(); await transport.close() } }
+        },
+      }),
+    )
     await scenario('latency', () => latencyScenario(env))
     await scenario('claim', () => claimScenario(env))
     await scenario('fanout', () => fanoutScenario(env))
