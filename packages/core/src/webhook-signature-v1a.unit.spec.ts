@@ -167,12 +167,16 @@ describe('parsing keys', () => {
     expect(() => decodeV1aPublicKey(key)).toThrow(message)
   })
 
-  it('v1aSigningKeyObject refuses a seed of the wrong length', () => {
-    expect(() => v1aSigningKeyObject(new Uint8Array(31))).toThrow(/32 bytes/)
+  it.each([
+    ['a 31-byte seed', new Uint8Array(31), new Uint8Array(32), /seed must be 32 bytes/],
+    ['a 33-byte public key', new Uint8Array(32), new Uint8Array(33), /public key must be 32 bytes/],
+  ])('v1aSigningKeyObject refuses %s', (_name, seed, publicKey, message) => {
+    expect(() => v1aSigningKeyObject(seed, publicKey)).toThrow(message)
   })
 
   it('a KeyObject made once signs several messages', () => {
-    const key = v1aSigningKeyObject(parseV1aSecretKey(pair.secretKey).seed)
+    const { seed, publicKey } = parseV1aSecretKey(pair.secretKey)
+    const key = v1aSigningKeyObject(seed, publicKey)
     for (const body of ['a', 'b']) {
       const entry = v1aSignatureEntry(key, utf8(`e.1.${body}`))
       expect(verifiesWithTweetnacl(entry, pair.publicKey, { id: 'e', timestamp: 1, body })).toBe(true)

@@ -118,8 +118,8 @@ export function signWebhook(input: SignWebhookInput): SignedWebhook {
     const message = Buffer.from(signedPrefix + body, 'utf8')
     for (const secretKey of v1aSecretKeys) {
       const { seed, publicKey } = parseV1aSecretKey(secretKey)
-      // One KeyObject per key per attempt: importing the seed is a few µs, signing ~50–100 µs.
-      signatures.push(v1aSignatureEntry(v1aSigningKeyObject(seed), message))
+      // One KeyObject per key per attempt (~50 µs to import, ~35 µs to sign).
+      signatures.push(v1aSignatureEntry(v1aSigningKeyObject(seed, publicKey), message))
       keyIds.push(signingKeyId(publicKey))
     }
   }
