@@ -170,7 +170,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A new secret, shown in this answer only; the previous one keeps signing for the grace window */
+        /** A new secret, shown in this answer only, and a new v1a key pair if the endpoint has one; the previous ones keep signing for the grace window */
         post: operations["webhooks.rotate_secret"];
         delete?: never;
         options?: never;
@@ -1150,6 +1150,13 @@ export interface operations {
                             event_types: string[];
                             failing_since: string | null;
                             id: string;
+                            /** @description whpk_ + base64 of the ed25519 public key that verifies v1a signatures; null until the scheme includes v1a */
+                            public_key: string | null;
+                            /**
+                             * @description Which signatures requests carry: v1 (HMAC-SHA256, whsec_), v1a (ed25519, whpk_), or both
+                             * @enum {string}
+                             */
+                            signature_scheme: "v1" | "v1a" | "v1+v1a";
                             /** @enum {string} */
                             state: "enabled" | "failing" | "disabled";
                             updated_at: string;
@@ -1212,6 +1219,12 @@ export interface operations {
                     /** @default null */
                     embed_id?: string | null;
                     event_types: string[];
+                    /**
+                     * @description Which signatures requests carry: v1 (HMAC-SHA256, whsec_), v1a (ed25519, whpk_), or both
+                     * @default v1
+                     * @enum {string}
+                     */
+                    signature_scheme?: "v1" | "v1a" | "v1+v1a";
                     url: string;
                 };
             };
@@ -1233,6 +1246,13 @@ export interface operations {
                             event_types: string[];
                             failing_since: string | null;
                             id: string;
+                            /** @description whpk_ + base64 of the ed25519 public key that verifies v1a signatures; null until the scheme includes v1a */
+                            public_key: string | null;
+                            /**
+                             * @description Which signatures requests carry: v1 (HMAC-SHA256, whsec_), v1a (ed25519, whpk_), or both
+                             * @enum {string}
+                             */
+                            signature_scheme: "v1" | "v1a" | "v1+v1a";
                             /** @enum {string} */
                             state: "enabled" | "failing" | "disabled";
                             updated_at: string;
@@ -1342,6 +1362,13 @@ export interface operations {
                         event_types: string[];
                         failing_since: string | null;
                         id: string;
+                        /** @description whpk_ + base64 of the ed25519 public key that verifies v1a signatures; null until the scheme includes v1a */
+                        public_key: string | null;
+                        /**
+                         * @description Which signatures requests carry: v1 (HMAC-SHA256, whsec_), v1a (ed25519, whpk_), or both
+                         * @enum {string}
+                         */
+                        signature_scheme: "v1" | "v1a" | "v1+v1a";
                         /** @enum {string} */
                         state: "enabled" | "failing" | "disabled";
                         updated_at: string;
@@ -1466,6 +1493,11 @@ export interface operations {
                     embed_id?: string | null;
                     enabled?: boolean;
                     event_types?: string[];
+                    /**
+                     * @description Which signatures requests carry: v1 (HMAC-SHA256, whsec_), v1a (ed25519, whpk_), or both
+                     * @enum {string}
+                     */
+                    signature_scheme?: "v1" | "v1a" | "v1+v1a";
                     url?: string;
                 };
             };
@@ -1486,6 +1518,13 @@ export interface operations {
                         event_types: string[];
                         failing_since: string | null;
                         id: string;
+                        /** @description whpk_ + base64 of the ed25519 public key that verifies v1a signatures; null until the scheme includes v1a */
+                        public_key: string | null;
+                        /**
+                         * @description Which signatures requests carry: v1 (HMAC-SHA256, whsec_), v1a (ed25519, whpk_), or both
+                         * @enum {string}
+                         */
+                        signature_scheme: "v1" | "v1a" | "v1+v1a";
                         /** @enum {string} */
                         state: "enabled" | "failing" | "disabled";
                         updated_at: string;
@@ -1762,6 +1801,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description whpk_ + base64 of the ed25519 public key that verifies v1a signatures; null until the scheme includes v1a */
+                        public_key: string | null;
                         secret: string;
                     };
                 };

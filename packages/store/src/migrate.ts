@@ -40,7 +40,7 @@ const MIGRATION_LOCK_TABLE = 'schema_migration_lock'
 
 /** Migrations this code knows that the database has not applied (readiness: none). */
 export async function migrationsPending(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
-  // Before 0013 moves it, a deployment's migration record is still in `public`.
+  // Before 0014 moves it, a deployment's migration record is still in `public`.
   const tableSchema = (await migrationRecordUnmoved(db)) ? 'public' : dbSchemaOf(db)
   return (await migratorFor(db, dir, tableSchema).getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name)
 }
@@ -59,8 +59,8 @@ export async function migrateToLatest(db: Db, dir = MIGRATIONS_DIR): Promise<str
 
 /**
  * Creates the configured schema, and moves the migration tables of a deployment from before
- * migration 0013 (they lived in `public`, with everything else) into it, so the migrator finds
- * 0001–0012 applied and runs 0013, which moves the rest. Under an advisory lock,
+ * migration 0014 (they lived in `public`, with everything else) into it, so the migrator finds
+ * 0001–0013 applied and runs 0014, which moves the rest. Under an advisory lock,
  * so two processes starting at once move them once.
  */
 async function schemaPrepare(db: Db): Promise<void> {

@@ -11,9 +11,9 @@ import { ledgerPartitions, ledgerPartitionsAhead } from './ledger-partitions.js'
 import { ledgerReplayVerify } from './ledger-replay.js'
 import { MIGRATIONS_DIR, migrateToLatest, migrationsPending } from './migrate.js'
 
-// The migrations as a deployment from before 0013 had them: everything ran in `public`.
-const legacyDir = mkdtempSync(path.join(tmpdir(), 'hookledger-migrations-0012-')) + '/'
-for (const f of readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql') && f < '0013')) {
+// The migrations as a deployment from before 0014 had them (at 0013): everything ran in `public`.
+const legacyDir = mkdtempSync(path.join(tmpdir(), 'hookledger-migrations-0013-')) + '/'
+for (const f of readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql') && f < '0014')) {
   copyFileSync(path.join(MIGRATIONS_DIR, f), path.join(legacyDir, f))
 }
 afterAll(() => rmSync(legacyDir, { recursive: true, force: true }))
@@ -47,7 +47,7 @@ const counts = async (db: Kysely<any>) => {
 }
 
 describe('hookledger lives in a schema of its own', () => {
-  it('a database at migration 0012 (all in public) moves into the schema, data and history intact', async () => {
+  it('a database at migration 0013 (all in public) moves into the schema, data and history intact', async () => {
     const legacy = await testDatabase({ empty: true, schema: 'public' })
     await migrateToLatest(legacy.db, legacyDir)
     // The application's own table beside it, which must stay where it is.
@@ -66,8 +66,8 @@ describe('hookledger lives in a schema of its own', () => {
     await legacy.close()
 
     const upgraded = reopen(legacy)
-    expect(await migrationsPending(upgraded.db)).toEqual(['0013_own_schema'])
-    expect(await migrateToLatest(upgraded.db)).toEqual(['0013_own_schema'])
+    expect(await migrationsPending(upgraded.db)).toEqual(['0014_own_schema'])
+    expect(await migrateToLatest(upgraded.db)).toEqual(['0014_own_schema'])
     expect(await migrateToLatest(upgraded.db)).toEqual([])
     expect(await counts(upgraded.db)).toEqual(was)
     // Three published, one webhook.endpoint.failing (the unreachable endpoint); a delivery each per endpoint.

@@ -1,4 +1,4 @@
--- hookledger schema, version 13: every hookledger object lives in one schema of its own
+-- hookledger schema, version 14: every hookledger object lives in one schema of its own
 -- (`hookledger` unless HOOKLEDGER_DB_SCHEMA names another), so hookledger can share a database
 -- with the application that publishes into it: an application's own `events` or `endpoints`
 -- in `public` are never touched, and never shadow hookledger's.
@@ -7,9 +7,9 @@
 -- the configured schema alone (store/src/db-handle.ts), and the migrator created it first.
 --
 -- Two starting points:
--- * a fresh database: 0001–0012 already ran in the target schema (it was first on the
+-- * a fresh database: 0001–0013 already ran in the target schema (it was first on the
 --   search_path); nothing moves.
--- * a deployment from before this migration: 0001–0012 ran in `public`, and the migrator has
+-- * a deployment from before this migration: 0001–0013 ran in `public`, and the migrator has
 --   just moved its own tables from there (store/src/migrate.ts). Every hookledger object moves
 --   here, by name — never "everything in public", which may hold the application's tables.
 --   ALTER … SET SCHEMA keeps each object's OID, rows, indexes, constraints, triggers and owned
@@ -30,7 +30,7 @@ begin
   end if;
   if target <> 'public' and to_regclass(format('%I.ledger', target)) is null then
     if to_regclass('public.ledger') is null then
-      raise exception 'neither %.ledger nor public.ledger exists: this is not a hookledger database at version 12', target;
+      raise exception 'neither %.ledger nor public.ledger exists: this is not a hookledger database at version 13', target;
     end if;
     -- The partitions of the ledger first (each is a table of its own), then the tables, then
     -- the views.
