@@ -117,9 +117,29 @@ export const attemptSchema = z.object({
   outcome: z.string(),
   signed_with: z.array(z.string()),
   actor: z.string(),
+  /** What was sent: rebuilt from the event, the endpoint's URL at the time and the start. */
+  request: z.object({
+    url: z.string(),
+    headers: z.record(z.string(), z.string()),
+    /** Null once the event has been pruned. */
+    body: z.string().nullable(),
+  }),
+  /** What came back; null when there was no answer (`error` says why). */
+  response: z
+    .object({
+      status_code: z.number().int(),
+      headers: z.record(z.string(), z.string()),
+      /** The first ≤ 4 KiB of the body. */
+      body: z.string(),
+      truncated: z.boolean(),
+    })
+    .nullable(),
 })
 
-export function attemptView(row: AttemptRow): z.input<typeof attemptSchema> {
+export function attemptView(
+  row: AttemptRow,
+  exchange: Pick<z.input<typeof attemptSchema>, 'request' | 'response'>,
+): z.input<typeof attemptSchema> {
   return {
     attempt: row.attempt,
     run: row.run,
@@ -131,6 +151,8 @@ export function attemptView(row: AttemptRow): z.input<typeof attemptSchema> {
     outcome: row.outcome,
     signed_with: row.signed_with,
     actor: row.actor,
+    request: exchange.request,
+    response: exchange.response,
   }
 }
 

@@ -20,6 +20,7 @@ import {
 } from '@hookledger/store'
 import { OpError, notFound } from './op-error.js'
 import { defineOp, ok, type OpContext } from './operation.js'
+import { attemptExchanges } from './attempt-exchange-view.js'
 import { preparePublish, publishInputSchema } from './event-publisher.js'
 import {
   attemptSchema,
@@ -195,14 +196,15 @@ export const webhooksAttempts = defineOp({
     // row as it was when it left.
     const delivery = live ?? (await deliveryFromLedger(ctx.deps.db, owner, input.id))
     // A deleted endpoint's deliveries read as missing too (the operator ledger keeps them).
-    if (!delivery || !(await endpointGet(ctx.deps.db, owner, delivery.endpoint_id)))
-      throw notFound('delivery')
+    const endpoint = delivery ? await endpointGet(ctx.deps.db, owner, delivery.endpoint_id) : null
+    if (!delivery || !endpoint) throw notFound('delivery')
     const { attempts, runs } = await attemptList(ctx.deps.db, owner, input.id)
+    const exchanges = await attemptExchanges(ctx.deps, owner, endpoint, delivery, attempts)
     return ok({
       delivery: deliveryView(delivery, ctx.deps.publicBaseUrl),
       retired: live === null,
       runs: runs.map((r) => ({ ...r, started_at: r.started_at.toISOString() })),
-      data: attempts.map(attemptView),
+      data: attempts.map((a, i) => attemptView(a, exchanges[i]!)),
     })
   },
 })
