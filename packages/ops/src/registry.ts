@@ -1,5 +1,6 @@
 import type { Operation } from './operation.js'
 import { ledgerCheckpointOp, ledgerExportOp, ledgerPublicKeyOp, ledgerVerifyOp, webhooksReceipt } from './ledger-chain-ops.js'
+import { deliveriesList, deliveriesRedeliver } from './delivery-ops.js'
 import { ledgerAuditOp, ledgerReadOp, ledgerReplayOp } from './operator-ops.js'
 import {
   accessCodesGet,
@@ -41,6 +42,8 @@ export const OPERATIONS: readonly Operation[] = [
   webhooksSendTest,
   webhooksDeliveries,
   webhooksRedeliver,
+  deliveriesList,
+  deliveriesRedeliver,
   webhooksAttempts,
   webhooksReceipt,
   eventsPublish,

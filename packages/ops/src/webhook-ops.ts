@@ -43,7 +43,7 @@ const ownerCtx = (ctx: OpContext) => ({
 })
 
 /** Turns a bad cursor into a 400 naming the field. */
-async function paged<T>(fn: () => Promise<T>): Promise<T> {
+export async function paged<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn()
   } catch (err) {
