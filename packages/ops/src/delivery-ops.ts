@@ -2,8 +2,9 @@ import { z } from 'zod'
 import { deliveryLog, deliveryRedeliver, endpointGet, type RedeliverRefusal } from '@hookledger/store'
 import { OpError, notFound } from './op-error.js'
 import { defineOp, ok, type OpContext } from './operation.js'
-import { cursorParam, deliverySchema, deliveryStateSchema, deliveryView, isoTimestamp, limitParam, pageOf, uuidParam } from './schemas.js'
+import { cursorParam, deliverySchema, deliveryStateSchema, isoTimestamp, limitParam, pageOf, uuidParam } from './schemas.js'
 import { paged } from './webhook-ops.js'
+import { deliveryViews } from './waiting-view.js'
 
 const ownerCtx = (ctx: OpContext) => ({ owner_id: ctx.principal.owner_id, now: ctx.deps.clock.now(), actor: ctx.actor })
 
@@ -38,7 +39,7 @@ export const deliveriesList = defineOp({
         until: input.until !== undefined ? new Date(input.until) : undefined,
       }),
     )
-    return ok({ data: page.data.map((d) => deliveryView(d, ctx.deps.publicBaseUrl)), next_cursor: page.next_cursor })
+    return ok({ data: await deliveryViews(ctx, page.data), next_cursor: page.next_cursor })
   },
 })
 
@@ -62,6 +63,6 @@ export const deliveriesRedeliver = defineOp({
       if (res.refused === 'not_found') throw notFound('delivery')
       throw new OpError(409, res.refused, REFUSALS[res.refused])
     }
-    return ok(deliveryView(res.delivery, ctx.deps.publicBaseUrl))
+    return ok((await deliveryViews(ctx, [res.delivery]))[0]!)
   },
 })

@@ -1,5 +1,6 @@
 import type { Operation } from './operation.js'
 import { ledgerCheckpointOp, ledgerExportOp, ledgerPublicKeyOp, ledgerVerifyOp, webhooksReceipt } from './ledger-chain-ops.js'
+import { eventsExplain } from './event-explain-ops.js'
 import { deliveriesList, deliveriesRedeliver } from './delivery-ops.js'
 import { ledgerAuditOp, ledgerReadOp, ledgerReplayOp } from './operator-ops.js'
 import {
@@ -47,6 +48,7 @@ export const OPERATIONS: readonly Operation[] = [
   webhooksAttempts,
   webhooksReceipt,
   eventsPublish,
+  eventsExplain,
   embedsPut,
   embedsGet,
   embedsDelete,

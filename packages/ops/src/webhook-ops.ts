@@ -20,6 +20,7 @@ import {
 } from '@hookledger/store'
 import { OpError, notFound } from './op-error.js'
 import { defineOp, ok, type OpContext } from './operation.js'
+import { deliveryViews } from './waiting-view.js'
 import { attemptExchanges } from './attempt-exchange-view.js'
 import { preparePublish, publishInputSchema } from './event-publisher.js'
 import {
@@ -162,10 +163,7 @@ export const webhooksDeliveries = defineOp({
     const owner = ctx.principal.owner_id
     if (!(await endpointGet(ctx.deps.db, owner, input.id))) throw notFound('endpoint')
     const page = await paged(() => deliveryList(ctx.deps.db, owner, input.id, input))
-    return ok({
-      data: page.data.map((d) => deliveryView(d, ctx.deps.publicBaseUrl)),
-      next_cursor: page.next_cursor,
-    })
+    return ok({ data: await deliveryViews(ctx, page.data), next_cursor: page.next_cursor })
   },
 })
 
@@ -201,7 +199,7 @@ export const webhooksAttempts = defineOp({
     const { attempts, runs } = await attemptList(ctx.deps.db, owner, input.id)
     const exchanges = await attemptExchanges(ctx.deps, owner, endpoint, delivery, attempts)
     return ok({
-      delivery: deliveryView(delivery, ctx.deps.publicBaseUrl),
+      delivery: (await deliveryViews(ctx, [delivery]))[0]!,
       retired: live === null,
       runs: runs.map((r) => ({ ...r, started_at: r.started_at.toISOString() })),
       data: attempts.map((a, i) => attemptView(a, exchanges[i]!)),
