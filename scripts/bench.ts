@@ -16,6 +16,7 @@
  *   seal             the sealer over the drain's whole ledger; ledger verify --chain-only
  *   drain-sealed     the drain with the sealer at its default interval
  *   drain-off        the drain, chain off again (full run only): chain on ÷ off
+ *   drain-v1a        the drain with every endpoint on v1a (ed25519) vs v1 (HMAC), same run
  *   latency          200 events/s for 30 s, one endpoint each (50 endpoints): publish -> arrival
  *   claim            one claim of 64 with 10k vs 1M due deliveries (+100k completed), synthetic rows
  *   claim-endpoints  one claim of 64 at 100 endpoints vs 100,000 (99,900 idle, 1,000 deleted)
@@ -42,6 +43,7 @@ import { claimScenario } from './bench/claim-backlog.js'
 import { claimEndpointsScenario } from './bench/claim-endpoints.js'
 import { drainIdleScenario } from './bench/drain-idle.js'
 import { drainOffScenario, drainScenario, drainSealedScenario } from './bench/drain.js'
+import { drainV1a } from './bench/drain-v1a.js'
 import { fanoutScenario } from './bench/fanout.js'
 import { fanoutWideScenario } from './bench/fanout-wide.js'
 import { footprintScenario } from './bench/footprint.js'
@@ -52,6 +54,7 @@ import { peerScenario } from './bench/peer.js'
 import { publishHttpScenario } from './bench/publish-http.js'
 import { replayScenario } from './bench/replay.js'
 import { sealScenario } from './bench/seal.js'
+import { serveDrainScenario } from './bench/serve-drain.js'
 import { QUICK } from './bench/settings.js'
 import { shared } from './bench/shared.js'
 
@@ -66,6 +69,7 @@ const code = await benchRun(async (env) => {
   // At 1/50 scale the on ÷ off ratio is noise: the quick run keeps the chain-on drain (it
   // exercises the sealer) and skips the second chain-off one.
   if (!QUICK) await runScenario(env, 'drain-off', drainOffScenario)
+  await runScenario(env, 'drain-v1a', drainV1a)
   await runScenario(env, 'latency', latencyScenario)
   await runScenario(env, 'claim', claimScenario)
   await runScenario(env, 'claim-endpoints', claimEndpointsScenario)
@@ -74,6 +78,7 @@ const code = await benchRun(async (env) => {
   await runScenario(env, 'fanout-wide', fanoutWideScenario)
   await runScenario(env, 'publish-http', publishHttpScenario)
   await runScenario(env, 'peer', peerScenario)
+  await runScenario(env, 'serve-drain', serveDrainScenario)
   await runScenario(env, 'history', historyScenario)
 }).catch((err: unknown) => {
   process.stderr.write(`[bench] fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)

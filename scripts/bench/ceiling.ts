@@ -42,6 +42,12 @@ export function syntheticClaims(env: Env, n: number): ClaimedDelivery[] {
       deleted_at: null,
       created_at: t,
       updated_at: t,
+      signature_scheme: 'v1',
+      v1a_key_sealed: null,
+      v1a_public_key: null,
+      prev_v1a_key_sealed: null,
+      prev_v1a_public_key: null,
+      prev_v1a_key_expires_at: null,
     }
     const eventId = `evt_ceiling_${i}`
     return {

@@ -26,6 +26,8 @@ export interface Env {
   readonly pg: EmbeddedDatabase
   readonly receiver: Receiver
   readonly secretBox: ReturnType<typeof createSecretBox>
+  /** The master key behind `secretBox`, for a `hookledger` process the bench starts. */
+  readonly masterKey: Uint8Array
   readonly catalog: ReturnType<typeof createEventCatalog>
   readonly policy: ReturnType<typeof createEgressPolicy>
   readonly cpu: CpuMeter
@@ -161,10 +163,12 @@ export async function benchRun(body: (env: Env) => Promise<void>): Promise<numbe
     await admin.end()
     log(`PostgreSQL ${pgVersion} ${JSON.stringify(durability)}; receiver pid ${receiver.pid} on :${receiver.port}`)
     const postmasterPid = Number(readFileSync(path.join(embedded.clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+    const masterKey = generateMasterKey()
     const env: Env = {
       pg: embedded,
       receiver,
-      secretBox: createSecretBox(generateMasterKey()),
+      secretBox: createSecretBox(masterKey),
+      masterKey,
       catalog: createEventCatalog(),
       policy: createEgressPolicy({ allow: ['127.0.0.0/8'] }),
       ledgerKey: parseLedgerSigningKey(generateLedgerSigningKey().secret),

@@ -297,11 +297,12 @@ describe('admin UI in a real browser', () => {
     const created = await fetch(`${stack.url}/api/admin/webhooks`, {
       method: 'POST',
       headers: { authorization: `Bearer ${stack.adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: stack.receiver.url('/second'), event_types: ['booking.*'] }),
+      // v1+v1a: the receiver here checks the v1 entry; the page shows the v1a public key.
+      body: JSON.stringify({ url: stack.receiver.url('/second'), event_types: ['booking.*'], signature_scheme: 'v1+v1a' }),
     })
     expect(created.status).toBe(201)
     const { endpoint, secret: firstSecret } = (await created.json()) as {
-      endpoint: { id: string }
+      endpoint: { id: string; public_key: string }
       secret: string
     }
 
@@ -312,6 +313,10 @@ describe('admin UI in a real browser', () => {
     )
     const { page, errors } = await openTab(context)
     await page.goto(`${stack.url}/ui/integrations/webhooks/${endpoint.id}`)
+    const publicKey = page.locator('#endpoint-public-key')
+    expect(endpoint.public_key).toMatch(/^whpk_/)
+    expect(await publicKey.innerText()).toBe(endpoint.public_key)
+    await page.getByText('v1 and v1a — both signatures on every request').waitFor()
 
     // The receiver does not know this endpoint's secret yet: 400, discarded at once.
     await publish('evt_ui_booking_2')
@@ -328,6 +333,11 @@ describe('admin UI in a real browser', () => {
     expect(rotated).toMatch(/^whsec_/)
     expect(rotated).not.toBe(firstSecret)
     stack.verifiers.set('/second', new Webhook(rotated))
+    // The key pair rotated with the secret: the page shows the new public key.
+    await page.getByText('Secret and v1a key pair rotated.').waitFor()
+    const rotatedKey = await publicKey.innerText()
+    expect(rotatedKey).toMatch(/^whpk_/)
+    expect(rotatedKey).not.toBe(endpoint.public_key)
     await page.getByRole('button', { name: 'I have stored it' }).click()
     expect(await secretField.count()).toBe(0)
 

@@ -5,7 +5,7 @@
  * delivery and the endpoint's lease until `leaseUntil`. Pure: the store reads and locks the rows
  * and writes what this returns.
  */
-import { DeliveryOutcome, decideDelivery, type DecisionContext } from './delivery-decider.js'
+import { DeliveryOutcome, decideDelivery, deliveryEntryBase, type DecisionContext } from './delivery-decider.js'
 import { iso, type LedgerEntry } from './ledger-entry.js'
 import type { DeliveryRow, EndpointRow } from './projections.js'
 
@@ -30,16 +30,7 @@ export function decideClaim(delivery: DeliveryRow, endpoint: EndpointRow, eventE
   return {
     claimed: true,
     entries: [
-      {
-        kind: 'delivery.claimed',
-        occurred_at: ctx.now,
-        owner_id: delivery.owner_id,
-        endpoint_id: delivery.endpoint_id,
-        delivery_id: delivery.id,
-        event_id: delivery.event_id,
-        actor: ctx.actor,
-        payload: { worker: ctx.actor, lease_until: iso(ctx.leaseUntil) },
-      },
+      { kind: 'delivery.claimed', ...deliveryEntryBase(delivery, ctx), payload: { worker: ctx.actor, lease_until: iso(ctx.leaseUntil) } },
     ],
   }
 }

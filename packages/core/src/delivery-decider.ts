@@ -181,6 +181,18 @@ export interface DecisionContext {
   readonly actor: Actor
 }
 
+/** The fields every entry about one delivery carries. */
+export function deliveryEntryBase(delivery: Pick<DeliveryRow, 'id' | 'owner_id' | 'endpoint_id' | 'event_id'>, ctx: DecisionContext) {
+  return {
+    occurred_at: ctx.now,
+    owner_id: delivery.owner_id,
+    endpoint_id: delivery.endpoint_id,
+    delivery_id: delivery.id,
+    event_id: delivery.event_id,
+    actor: ctx.actor,
+  }
+}
+
 /**
  * The ledger entries a claim's outcome appends for the delivery (endpoint effects are
  * `decideEndpointAfterOutcome`'s). The delivery must be `running` (claimed) for attempt
@@ -191,15 +203,8 @@ export function decideDelivery(
   outcome: DeliveryOutcome,
   ctx: DecisionContext,
 ): LedgerEntry[] {
-  const { now, actor } = ctx
-  const base = {
-    occurred_at: now,
-    owner_id: delivery.owner_id,
-    endpoint_id: delivery.endpoint_id,
-    delivery_id: delivery.id,
-    event_id: delivery.event_id,
-    actor,
-  }
+  const { now } = ctx
+  const base = deliveryEntryBase(delivery, ctx)
   const attempted = (facts: AttemptFacts, counted: boolean, outcomeName: string): LedgerEntry => ({
     ...base,
     kind: 'delivery.attempted',
@@ -309,12 +314,7 @@ export function settleDroppedEntry(
   const attempt = 'attempt' in outcome ? outcome.attempt : null
   return {
     kind: 'delivery.settle_dropped',
-    occurred_at: ctx.now,
-    owner_id: delivery.owner_id,
-    endpoint_id: delivery.endpoint_id,
-    delivery_id: delivery.id,
-    event_id: delivery.event_id,
-    actor: ctx.actor,
+    ...deliveryEntryBase(delivery, ctx),
     payload: {
       worker: ctx.actor,
       claimed_by: delivery.claimed_by ?? '',

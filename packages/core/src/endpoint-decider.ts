@@ -5,8 +5,9 @@
  */
 import type { DeliveryOutcome } from './delivery-decider.js'
 import { isEndpointFailure } from './delivery-decider.js'
-import { iso, type Actor, type LedgerEntry } from './ledger-entry.js'
-import type { EndpointRow } from './projections.js'
+import { iso, type Actor, type LedgerEntry, type LedgerEntryOf, type LedgerPayloads } from './ledger-entry.js'
+import { bytesToBase64, type EndpointRow } from './projections.js'
+import { signsV1a, type SignatureScheme } from './signature-scheme.js'
 
 /** Continuous failure after which an endpoint is disabled. */
 export const DISABLE_AFTER_FAILING_MS = 5 * 24 * 3_600_000
@@ -71,6 +72,18 @@ export interface EndpointPatch {
   readonly event_types?: readonly string[]
   readonly embed_id?: string | null
   readonly enabled?: boolean
+  readonly signature_scheme?: SignatureScheme
+  /**
+   * A fresh key pair the caller offers with a scheme that includes v1a; adopted only when the
+   * endpoint has none (an endpoint keeps its key pair across scheme changes).
+   */
+  readonly fresh_v1a_key?: SealedV1aKey
+}
+
+/** A v1a key pair as the ledger and the row hold it: the `whsk_` key sealed, the `whpk_` key. */
+export interface SealedV1aKey {
+  readonly sealed: Uint8Array
+  readonly public_key: string
 }
 
 /**
@@ -86,7 +99,7 @@ export function decideEndpointUpdate(
 ): LedgerEntry[] {
   const base = baseOf(row, now, actor)
   const out: LedgerEntry[] = []
-  const changes: { url?: string; description?: string; event_types?: string[]; embed_id?: string | null } = {}
+  const changes: LedgerPayloads['endpoint.updated'] = {}
   if (patch.url !== undefined && patch.url !== row.url) changes.url = patch.url
   if (patch.description !== undefined && patch.description !== row.description) {
     changes.description = patch.description
@@ -98,6 +111,14 @@ export function decideEndpointUpdate(
     changes.event_types = [...patch.event_types]
   }
   if (patch.embed_id !== undefined && patch.embed_id !== row.embed_id) changes.embed_id = patch.embed_id
+  if (patch.signature_scheme !== undefined && patch.signature_scheme !== row.signature_scheme) {
+    changes.signature_scheme = patch.signature_scheme
+    if (signsV1a(patch.signature_scheme) && row.v1a_key_sealed === null) {
+      if (!patch.fresh_v1a_key) throw new Error(`scheme ${patch.signature_scheme} needs a v1a key pair`)
+      changes.v1a_key_sealed = bytesToBase64(patch.fresh_v1a_key.sealed)
+      changes.v1a_public_key = patch.fresh_v1a_key.public_key
+    }
+  }
   if (Object.keys(changes).length > 0) out.push({ ...base, kind: 'endpoint.updated', payload: changes })
   if (patch.enabled === false && row.enabled) {
     out.push({ ...base, kind: 'endpoint.disabled', payload: { reason: 'disabled_by_owner' } })
@@ -106,4 +127,44 @@ export function decideEndpointUpdate(
     out.push({ ...base, kind: 'endpoint.enabled', payload: {} })
   }
   return out
+}
+
+/** A rotation's new keys: always an HMAC secret, and a key pair for an endpoint that has one. */
+export interface RotationKeys {
+  readonly secret_sealed: Uint8Array
+  readonly secret_key_id: string
+  /** Used only when the endpoint has a v1a key pair; the pair rotates with the secret. */
+  readonly v1a_key?: SealedV1aKey
+  /** How long the previous secret (and key) keep signing; 0 drops them at once. */
+  readonly graceMs: number
+}
+
+/**
+ * `webhooks.rotate_secret`: the new secret (and key pair) become current; the previous ones
+ * keep signing until `now + graceMs`. A second rotation inside the window drops the oldest.
+ */
+export function decideSecretRotation(
+  row: EndpointRow,
+  keys: RotationKeys,
+  now: Date,
+  actor: Actor,
+): LedgerEntryOf<'endpoint.secret_rotated'> {
+  const keep = keys.graceMs > 0
+  const expiresAt = keep ? iso(new Date(now.getTime() + keys.graceMs)) : null
+  const payload: LedgerPayloads['endpoint.secret_rotated'] = {
+    secret_sealed: bytesToBase64(keys.secret_sealed),
+    secret_key_id: keys.secret_key_id,
+    previous_key_id: row.secret_key_id,
+    previous_sealed: keep ? bytesToBase64(row.secret_sealed) : null,
+    previous_expires_at: expiresAt,
+  }
+  if (row.v1a_key_sealed !== null && row.v1a_public_key !== null) {
+    if (!keys.v1a_key) throw new Error('the endpoint has a v1a key pair: a rotation needs a new one')
+    payload.v1a_key_sealed = bytesToBase64(keys.v1a_key.sealed)
+    payload.v1a_public_key = keys.v1a_key.public_key
+    payload.previous_v1a_public_key = row.v1a_public_key
+    payload.previous_v1a_sealed = keep ? bytesToBase64(row.v1a_key_sealed) : null
+    payload.previous_v1a_expires_at = expiresAt
+  }
+  return { ...baseOf(row, now, actor), kind: 'endpoint.secret_rotated', payload }
 }

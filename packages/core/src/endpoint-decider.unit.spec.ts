@@ -53,6 +53,12 @@ function endpoint(over: Partial<EndpointRow> = {}): EndpointRow {
     deleted_at: null,
     created_at: T0,
     updated_at: T0,
+    signature_scheme: 'v1',
+    v1a_key_sealed: null,
+    v1a_public_key: null,
+    prev_v1a_key_sealed: null,
+    prev_v1a_public_key: null,
+    prev_v1a_key_expires_at: null,
     ...over,
   }
 }
@@ -444,6 +450,12 @@ describe('evolveEndpoint on each entry kind', () => {
       deleted_at: null,
       created_at: at(h),
       updated_at: at(h),
+      signature_scheme: 'v1',
+      v1a_key_sealed: null,
+      v1a_public_key: null,
+      prev_v1a_key_sealed: null,
+      prev_v1a_public_key: null,
+      prev_v1a_key_expires_at: null,
     })
   })
 

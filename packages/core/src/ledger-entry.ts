@@ -4,6 +4,8 @@
  * JSON-safe (timestamps as ISO strings) because they are stored as jsonb and replayed later.
  */
 
+import type { SignatureScheme } from './signature-scheme.js'
+
 /** Who caused an entry: `worker:<id>`, `owner:<token id>`, `operator`, `system`. */
 export type Actor = string
 
@@ -24,12 +26,21 @@ export interface LedgerPayloads {
     embed_id: string | null
     secret_sealed: string
     secret_key_id: string
+    /** Absent in entries written before v1a existed (= v1, no key pair). */
+    signature_scheme?: SignatureScheme
+    /** The sealed `whsk_` key (never in clear) and its `whpk_` public key, or null. */
+    v1a_key_sealed?: string | null
+    v1a_public_key?: string | null
   }
   'endpoint.updated': {
     url?: string
     description?: string
     event_types?: string[]
     embed_id?: string | null
+    signature_scheme?: SignatureScheme
+    /** A key pair, when the new scheme needs one and the endpoint had none. */
+    v1a_key_sealed?: string
+    v1a_public_key?: string
   }
   'endpoint.enabled': Record<string, never>
   'endpoint.disabled': { reason: string }
@@ -41,6 +52,12 @@ export interface LedgerPayloads {
     previous_key_id: string
     previous_sealed: string | null
     previous_expires_at: string | null
+    /** Present when the endpoint has a v1a key pair: it rotates with the secret. */
+    v1a_key_sealed?: string
+    v1a_public_key?: string
+    previous_v1a_public_key?: string
+    previous_v1a_sealed?: string | null
+    previous_v1a_expires_at?: string | null
   }
   'endpoint.deleted': Record<string, never>
   'delivery.enqueued': {

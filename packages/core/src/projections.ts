@@ -4,6 +4,7 @@
  * rebuild can only differ if something wrote a table behind the ledger's back.
  */
 import type { LedgerEntry } from './ledger-entry.js'
+import { DEFAULT_SIGNATURE_SCHEME, type SignatureScheme } from './signature-scheme.js'
 
 /** A row of `endpoints`. */
 export interface EndpointRow {
@@ -26,6 +27,14 @@ export interface EndpointRow {
   deleted_at: Date | null
   created_at: Date
   updated_at: Date
+  signature_scheme: SignatureScheme
+  /** The sealed `whsk_` key; null until the scheme first includes v1a. */
+  v1a_key_sealed: Uint8Array | null
+  /** Its `whpk_` public key. */
+  v1a_public_key: string | null
+  prev_v1a_key_sealed: Uint8Array | null
+  prev_v1a_public_key: string | null
+  prev_v1a_key_expires_at: Date | null
 }
 
 export type DeliveryState = 'pending' | 'running' | 'retryable' | 'completed' | 'discarded'
@@ -79,6 +88,9 @@ const date = (s: string): Date => new Date(s)
 export const bytesToBase64 = (b: Uint8Array): string => Buffer.from(b).toString('base64')
 export const base64ToBytes = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'base64'))
 
+const sealedOrNull = (s: string | null | undefined): Uint8Array | null =>
+  s === null || s === undefined ? null : base64ToBytes(s)
+
 /**
  * Applies one ledger entry to an endpoint row. Entries about deliveries matter to the endpoint
  * only through its lease (`busy_until`), taken by a claim and released by whatever ends that
@@ -108,6 +120,13 @@ export function evolveEndpoint(row: EndpointRow | null, e: LedgerEntry): Endpoin
       deleted_at: null,
       created_at: at,
       updated_at: at,
+      // Entries written before v1a existed carry none of these: v1, no key pair.
+      signature_scheme: e.payload.signature_scheme ?? DEFAULT_SIGNATURE_SCHEME,
+      v1a_key_sealed: sealedOrNull(e.payload.v1a_key_sealed),
+      v1a_public_key: e.payload.v1a_public_key ?? null,
+      prev_v1a_key_sealed: null,
+      prev_v1a_public_key: null,
+      prev_v1a_key_expires_at: null,
     }
   }
   if (row === null) return null
@@ -120,6 +139,10 @@ export function evolveEndpoint(row: EndpointRow | null, e: LedgerEntry): Endpoin
         description: p.description ?? row.description,
         event_types: p.event_types ? [...p.event_types] : row.event_types,
         embed_id: p.embed_id !== undefined ? p.embed_id : row.embed_id,
+        signature_scheme: p.signature_scheme ?? row.signature_scheme,
+        // A scheme change that needs a key pair the endpoint lacks brings one.
+        v1a_key_sealed: p.v1a_key_sealed !== undefined ? base64ToBytes(p.v1a_key_sealed) : row.v1a_key_sealed,
+        v1a_public_key: p.v1a_public_key ?? row.v1a_public_key,
         updated_at: at,
       }
     }
@@ -139,6 +162,15 @@ export function evolveEndpoint(row: EndpointRow | null, e: LedgerEntry): Endpoin
         prev_secret_sealed: e.payload.previous_sealed ? base64ToBytes(e.payload.previous_sealed) : null,
         prev_secret_key_id: e.payload.previous_sealed ? e.payload.previous_key_id : null,
         prev_secret_expires_at: e.payload.previous_expires_at ? date(e.payload.previous_expires_at) : null,
+        // The key pair rotates with the secret when the endpoint has one (entries without v1a
+        // fields leave these columns as they were).
+        ...(e.payload.v1a_key_sealed !== undefined && {
+          v1a_key_sealed: base64ToBytes(e.payload.v1a_key_sealed),
+          v1a_public_key: e.payload.v1a_public_key!,
+          prev_v1a_key_sealed: sealedOrNull(e.payload.previous_v1a_sealed),
+          prev_v1a_public_key: e.payload.previous_v1a_sealed ? e.payload.previous_v1a_public_key! : null,
+          prev_v1a_key_expires_at: e.payload.previous_v1a_expires_at ? date(e.payload.previous_v1a_expires_at) : null,
+        }),
         updated_at: at,
       }
     case 'endpoint.deleted':

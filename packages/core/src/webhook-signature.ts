@@ -1,10 +1,14 @@
-import { createHash, createHmac, randomBytes } from 'node:crypto'
+import { createHmac, randomBytes } from 'node:crypto'
+import { signingKeyId } from './signing-key-id.js'
+import { decodeStrictBase64 } from './strict-base64.js'
+import { parseV1aSecretKey, v1aSignatureEntry, v1aSigningKeyObject } from './webhook-signature-v1a.js'
 
 /**
  * Standard Webhooks `v1` signing (SPEC §6): HMAC-SHA256 over `<id>.<timestamp>.<body>` keyed
  * with the decoded `whsec_` secret. Signed with `node:crypto` rather than the
  * `standardwebhooks` package: same bytes, several times faster, and it can sign with several
- * keys at once (the package's `sign` takes one).
+ * keys at once (the package's `sign` takes one). `signWebhook` also adds the `v1a` (ed25519)
+ * entries of webhook-signature-v1a.ts to the same header.
  */
 
 /** Prefix of every endpoint secret. */
@@ -33,18 +37,9 @@ export function decodeWebhookSecret(secret: string): Uint8Array {
     ? secret.slice(WEBHOOK_SECRET_PREFIX.length)
     : secret
   if (encoded.length === 0) throw new Error('webhook secret is empty')
-  // Buffer.from(…, 'base64') silently skips bad characters, so validate the alphabet first;
   // URL-safe `-`/`_` are refused because the standardwebhooks verifier refuses them too.
-  const unpadded = encoded.replace(/={1,2}$/, '')
-  const padded = unpadded.length !== encoded.length
-  if (
-    !/^[A-Za-z0-9+/]+$/.test(unpadded) ||
-    unpadded.length % 4 === 1 ||
-    (padded && encoded.length % 4 !== 0)
-  ) {
-    throw new Error('webhook secret is not valid base64')
-  }
-  const key = new Uint8Array(Buffer.from(encoded, 'base64'))
+  const key = decodeStrictBase64(encoded)
+  if (key === null) throw new Error('webhook secret is not valid base64')
   if (key.length < WEBHOOK_SECRET_MIN_BYTES || key.length > WEBHOOK_SECRET_MAX_BYTES) {
     throw new Error(
       `webhook secret must decode to ${WEBHOOK_SECRET_MIN_BYTES}–${WEBHOOK_SECRET_MAX_BYTES} ` +
@@ -61,11 +56,7 @@ export function decodeWebhookSecret(secret: string): Uint8Array {
  * nothing usable about the key.
  */
 export function secretKeyId(secret: string): string {
-  return keyIdOf(decodeWebhookSecret(secret))
-}
-
-function keyIdOf(key: Uint8Array): string {
-  return `key_${createHash('sha256').update(key).digest('hex').slice(0, 12)}`
+  return signingKeyId(decodeWebhookSecret(secret))
 }
 
 /** The three Standard Webhooks request headers. */
@@ -83,8 +74,10 @@ export interface SignWebhookInput {
   readonly timestamp: number
   /** The exact request body; signed as UTF-8, so send it as UTF-8. */
   readonly body: string
-  /** Current secret first, then the previous one during the rotation grace window. */
+  /** `v1` HMAC secrets: current first, then the previous one during the rotation grace window. */
   readonly secrets: readonly string[]
+  /** `v1a` ed25519 `whsk_` keys, in the same order; none for a v1-only endpoint. */
+  readonly v1aSecretKeys?: readonly string[]
 }
 
 /** The signed headers plus the key id of each signature, in the same order. */
@@ -94,9 +87,9 @@ export interface SignedWebhook {
 }
 
 /**
- * Signs one attempt: one `v1,<base64>` per secret, space-separated, in the given order.
- * Throws on no secrets, an invalid secret, a non-integer or negative timestamp, or an id that
- * is empty or could not travel in an HTTP header.
+ * Signs one attempt: one `v1,<base64>` per secret, then one `v1a,<base64>` per ed25519 key,
+ * space-separated, each group in the given order. Throws on no key at all, an invalid key, a
+ * non-integer or negative timestamp, or an id that is empty or could not travel in a header.
  */
 export function signWebhook(input: SignWebhookInput): SignedWebhook {
   const { id, timestamp, body, secrets } = input
@@ -107,7 +100,10 @@ export function signWebhook(input: SignWebhookInput): SignedWebhook {
   if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
     throw new Error('webhook timestamp must be a non-negative integer of unix seconds')
   }
-  if (secrets.length === 0) throw new Error('at least one webhook secret is required')
+  const v1aSecretKeys = input.v1aSecretKeys ?? []
+  if (secrets.length === 0 && v1aSecretKeys.length === 0) {
+    throw new Error('at least one webhook secret (or v1a key) is required')
+  }
 
   const signedPrefix = `${id}.${timestamp}.`
   const signatures: string[] = []
@@ -116,7 +112,16 @@ export function signWebhook(input: SignWebhookInput): SignedWebhook {
     const key = decodeWebhookSecret(secret)
     const mac = createHmac('sha256', key).update(signedPrefix, 'utf8').update(body, 'utf8')
     signatures.push(`v1,${mac.digest('base64')}`)
-    keyIds.push(keyIdOf(key))
+    keyIds.push(signingKeyId(key))
+  }
+  if (v1aSecretKeys.length > 0) {
+    const message = Buffer.from(signedPrefix + body, 'utf8')
+    for (const secretKey of v1aSecretKeys) {
+      const { seed, publicKey } = parseV1aSecretKey(secretKey)
+      // One KeyObject per key per attempt (~50 µs to import, ~35 µs to sign).
+      signatures.push(v1aSignatureEntry(v1aSigningKeyObject(seed, publicKey), message))
+      keyIds.push(signingKeyId(publicKey))
+    }
   }
   return {
     headers: {

@@ -38,7 +38,14 @@ export const ledgerEntrySchema = z.object({
 })
 
 // Sealed secrets are ciphertext, not secrets, but nobody reading the ledger needs them.
-const SEALED_KEYS = new Set(['secret_sealed', 'previous_sealed', 'prev_secret_sealed'])
+const SEALED_KEYS = new Set([
+  'secret_sealed',
+  'previous_sealed',
+  'prev_secret_sealed',
+  'v1a_key_sealed',
+  'previous_v1a_sealed',
+  'prev_v1a_key_sealed',
+])
 const withoutSealed = (record: Record<string, unknown> | null) =>
   record &&
   Object.fromEntries(

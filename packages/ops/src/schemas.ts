@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import {
+  SIGNATURE_SCHEMES,
   endpointState,
   type AttemptRow,
   type DeliveryRow,
@@ -29,6 +30,16 @@ export const isoTimestamp = z.iso.datetime({ offset: true }).refine((value) => {
 export const limitParam = z.coerce.number().int().min(1).max(200).default(50)
 export const cursorParam = z.string().min(1).max(512).optional()
 
+export const signatureSchemeSchema = z
+  .enum(SIGNATURE_SCHEMES)
+  .describe('Which signatures requests carry: v1 (HMAC-SHA256, whsec_), v1a (ed25519, whpk_), or both')
+
+/** A `whpk_` key: what a receiver verifies v1a signatures with. */
+export const publicKeySchema = z
+  .string()
+  .nullable()
+  .describe('whpk_ + base64 of the ed25519 public key that verifies v1a signatures; null until the scheme includes v1a')
+
 export const endpointSchema = z.object({
   id: z.string(),
   url: z.string(),
@@ -39,6 +50,8 @@ export const endpointSchema = z.object({
   state: z.enum(['enabled', 'failing', 'disabled']),
   disabled_reason: z.string().nullable(),
   failing_since: z.string().nullable(),
+  signature_scheme: signatureSchemeSchema,
+  public_key: publicKeySchema,
   created_at: z.string(),
   updated_at: z.string(),
 })
@@ -46,7 +59,7 @@ export type EndpointView = z.input<typeof endpointSchema>
 
 const isoOrNull = (d: Date | null) => (d ? d.toISOString() : null)
 
-/** The public shape of an endpoint: never its secret, never its lease. */
+/** The public shape of an endpoint: never its secret or private key, never its lease. */
 export function endpointView(row: EndpointRow): EndpointView {
   const state = endpointState(row)
   return {
@@ -59,6 +72,8 @@ export function endpointView(row: EndpointRow): EndpointView {
     state: state === 'deleted' ? 'disabled' : state,
     disabled_reason: row.disabled_reason,
     failing_since: isoOrNull(row.failing_since),
+    signature_scheme: row.signature_scheme,
+    public_key: row.v1a_public_key,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   }

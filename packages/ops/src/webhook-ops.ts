@@ -1,6 +1,15 @@
 import { randomUUID } from 'node:crypto'
 import { z } from 'zod'
-import { checkEndpointUrl, generateWebhookSecret, isValidGlob, secretKeyId } from '@hookledger/core'
+import {
+  checkEndpointUrl,
+  generateV1aKeyPair,
+  generateWebhookSecret,
+  isValidGlob,
+  secretKeyId,
+  signsV1a,
+  type SealedV1aKey,
+  type SecretBox,
+} from '@hookledger/core'
 import {
   attemptList,
   deliveryFromLedger,
@@ -34,6 +43,8 @@ import {
   endpointView,
   limitParam,
   pageOf,
+  publicKeySchema,
+  signatureSchemeSchema,
   uuidParam,
 } from './schemas.js'
 
@@ -84,6 +95,12 @@ export function checkEndpointInput(
 }
 
 export const endpointUrl = z.string().min(1).max(2048)
+
+/** A fresh v1a key pair, its `whsk_` key sealed at once: the clear key never leaves this call. */
+function freshV1aKey(box: SecretBox): SealedV1aKey {
+  const pair = generateV1aKeyPair()
+  return { sealed: box.seal(pair.secretKey), public_key: pair.publicKey }
+}
 export const embedId = z
   .string()
   .min(1)
@@ -101,6 +118,7 @@ export const webhooksCreate = defineOp({
     description: z.string().max(1000).default(''),
     event_types: eventTypesGlobs,
     embed_id: embedId.nullable().default(null),
+    signature_scheme: signatureSchemeSchema.default('v1'),
   }),
   output: z.object({ endpoint: endpointSchema, secret: z.string() }),
   async handler(ctx, input) {
@@ -114,6 +132,8 @@ export const webhooksCreate = defineOp({
         embed_id: input.embed_id,
         secret_sealed: ctx.deps.secretBox.seal(secret),
         secret_key_id: secretKeyId(secret),
+        signature_scheme: input.signature_scheme,
+        v1a_key: signsV1a(input.signature_scheme) ? freshV1aKey(ctx.deps.secretBox) : null,
       }),
     )
     return { status: 201, body: { endpoint: endpointView(row), secret } }
@@ -240,13 +260,19 @@ export const webhooksUpdate = defineOp({
     event_types: eventTypesGlobs.optional(),
     embed_id: embedId.nullable().optional(),
     enabled: z.boolean().optional(),
+    signature_scheme: signatureSchemeSchema.optional(),
   }),
   output: endpointSchema,
   async handler(ctx, { id, ...patch }) {
     checkEndpointInput(ctx, patch)
+    // Offered in case the endpoint has no key pair yet; the decider keeps an existing one.
+    const fresh =
+      patch.signature_scheme !== undefined && signsV1a(patch.signature_scheme)
+        ? { fresh_v1a_key: freshV1aKey(ctx.deps.secretBox) }
+        : {}
     const row = await ctx.deps.db
       .transaction()
-      .execute((trx) => endpointUpdate(trx, ownerCtx(ctx), id, patch))
+      .execute((trx) => endpointUpdate(trx, ownerCtx(ctx), id, { ...patch, ...fresh }))
     if (!row) throw notFound('endpoint')
     return ok(endpointView(row))
   },
@@ -271,22 +297,24 @@ export const webhooksDelete = defineOp({
 export const webhooksRotateSecret = defineOp({
   name: 'webhooks.rotate_secret',
   summary:
-    'A new secret, shown in this answer only; the previous one keeps signing for the grace window',
+    'A new secret, shown in this answer only, and a new v1a key pair if the endpoint has one; the previous ones keep signing for the grace window',
   scope: 'admin',
   http: { method: 'POST', path: '/api/admin/webhooks/:id/rotate_secret' },
   input: z.strictObject({ id: uuidParam }),
-  output: z.object({ secret: z.string() }),
+  output: z.object({ secret: z.string(), public_key: publicKeySchema }),
   async handler(ctx, input) {
     const secret = generateWebhookSecret()
     const row = await ctx.deps.db.transaction().execute((trx) =>
       endpointRotateSecret(trx, ownerCtx(ctx), input.id, {
         secret_sealed: ctx.deps.secretBox.seal(secret),
         secret_key_id: secretKeyId(secret),
+        // Used only if the endpoint has a key pair (known once its row is locked).
+        v1a_key: freshV1aKey(ctx.deps.secretBox),
         graceMs: ctx.deps.rotationGraceMs,
       }),
     )
     if (!row) throw notFound('endpoint')
-    return ok({ secret })
+    return ok({ secret, public_key: row.v1a_public_key })
   },
 })
 

@@ -49,6 +49,9 @@ export function createLogger(
       paths: [
         'secret',
         '*.secret',
+        // A v1a key pair's `whsk_` half (V1aKeyPair.secretKey), should one ever reach a log call.
+        'secretKey',
+        '*.secretKey',
         'token',
         '*.token',
         'headers.authorization',

@@ -5,11 +5,16 @@ import {
   bytesToBase64,
   decideDelivery,
   decideEndpointUpdate,
+  decideSecretRotation,
   iso,
+  signsV1a,
   type DeliveryRow,
   type EndpointPatch,
   type EndpointRow,
   type LedgerEntry,
+  type RotationKeys,
+  type SealedV1aKey,
+  type SignatureScheme,
 } from '@hookledger/core'
 import type { Trx } from './database.js'
 import { ledgerWrite } from './ledger-write.js'
@@ -46,11 +51,17 @@ export interface EndpointCreateInput {
   readonly embed_id: string | null
   readonly secret_sealed: Uint8Array
   readonly secret_key_id: string
+  /** Default `v1`. A scheme with v1a needs `v1a_key`. */
+  readonly signature_scheme?: SignatureScheme
+  readonly v1a_key?: SealedV1aKey | null
 }
 
 /** `webhooks.create`: appends `endpoint.created` and inserts the row. */
 export async function endpointCreate(trx: Trx, ctx: CommandContext, input: EndpointCreateInput): Promise<EndpointRow> {
   const id = randomUUID()
+  const scheme = input.signature_scheme ?? 'v1'
+  const v1aKey = input.v1a_key ?? null
+  if (signsV1a(scheme) && v1aKey === null) throw new Error(`scheme ${scheme} needs a v1a key pair`)
   const { endpoints } = await ledgerWrite(trx, { base: {}, entries: [
     {
       kind: 'endpoint.created',
@@ -62,6 +73,9 @@ export async function endpointCreate(trx: Trx, ctx: CommandContext, input: Endpo
         embed_id: input.embed_id,
         secret_sealed: bytesToBase64(input.secret_sealed),
         secret_key_id: input.secret_key_id,
+        signature_scheme: scheme,
+        v1a_key_sealed: v1aKey ? bytesToBase64(v1aKey.sealed) : null,
+        v1a_public_key: v1aKey?.public_key ?? null,
       },
     },
   ] })
@@ -123,31 +137,20 @@ export async function endpointDelete(
 }
 
 /**
- * `webhooks.rotate_secret`: the new sealed secret becomes current; the previous one stays valid
- * for `graceMs` (0 drops it at once), during which requests carry both signatures.
+ * `webhooks.rotate_secret`: the new sealed secret (and, for an endpoint with a v1a key pair, the
+ * new pair) become current; the previous ones stay valid for `graceMs` (0 drops them at once),
+ * during which requests carry both signatures.
  */
 export async function endpointRotateSecret(
   trx: Trx,
   ctx: CommandContext,
   id: string,
-  input: { secret_sealed: Uint8Array; secret_key_id: string; graceMs: number },
+  keys: RotationKeys,
 ): Promise<EndpointRow | null> {
   const row = await endpointLock(trx, ctx, id)
   if (!row) return null
-  const keep = input.graceMs > 0
-  const { endpoints } = await ledgerWrite(trx, { base: { endpoints: [row] }, entries: [
-    {
-      kind: 'endpoint.secret_rotated',
-      ...endpointEntryBase(ctx, id),
-      payload: {
-        secret_sealed: bytesToBase64(input.secret_sealed),
-        secret_key_id: input.secret_key_id,
-        previous_key_id: row.secret_key_id,
-        previous_sealed: keep ? bytesToBase64(row.secret_sealed) : null,
-        previous_expires_at: keep ? iso(new Date(ctx.now.getTime() + input.graceMs)) : null,
-      },
-    },
-  ] })
+  const entry = decideSecretRotation(row, keys, ctx.now, ctx.actor)
+  const { endpoints } = await ledgerWrite(trx, { base: { endpoints: [row] }, entries: [entry] })
   return endpoints.get(id)!
 }
 

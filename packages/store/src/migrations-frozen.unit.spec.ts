@@ -20,6 +20,7 @@ const FROZEN: Record<string, string> = {
   '0010_projection_retention.sql': 'ad13ee038e1c7a8c8cd01659b252f8e99f98abd451b78aec6f85b657f1425c3b',
   '0011_ledger_partitioned.sql': '6b0498e592155ce22fc1145f2c0be035e0a21ee4d8bd2cb8418d4afc9c1df6c8',
   '0012_ledger_guard_per_statement.sql': '7f3f76ed337ee926043410b10e0734906f936da24f1e65da28e460e4f9612579',
+  '0013_endpoint_v1a_keys.sql': '23d9ea062c2641c4eff1fe8d8258841dde8ac26f6a5cc482148a209725fbc701',
 }
 
 describe('migrations', () => {

@@ -14,7 +14,8 @@ export const ENDPOINT_COLUMNS = [
   'id', 'owner_id', 'url', 'description', 'event_types', 'embed_id', 'secret_sealed',
   'secret_key_id', 'prev_secret_sealed', 'prev_secret_key_id', 'prev_secret_expires_at',
   'enabled', 'disabled_reason', 'failing_since', 'busy_until', 'busy_delivery_id', 'deleted_at',
-  'created_at', 'updated_at',
+  'created_at', 'updated_at', 'signature_scheme', 'v1a_key_sealed', 'v1a_public_key',
+  'prev_v1a_key_sealed', 'prev_v1a_public_key', 'prev_v1a_key_expires_at',
 ] as const satisfies readonly (keyof EndpointRow)[]
 export const DELIVERY_COLUMNS = [
   'id', 'owner_id', 'endpoint_id', 'event_id', 'event_type', 'state', 'run', 'run_started_at',

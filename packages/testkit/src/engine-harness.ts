@@ -3,9 +3,13 @@ import {
   createEventCatalog,
   createSecretBox,
   generateMasterKey,
+  generateV1aKeyPair,
   generateWebhookSecret,
   secretKeyId,
+  signsV1a,
   type EndpointRow,
+  type Logger,
+  type SignatureScheme,
   type SnoozeBudget,
 } from '@hookledger/core'
 import {
@@ -29,6 +33,8 @@ export interface HarnessOptions {
   readonly snoozeBudget?: SnoozeBudget
   /** The dispatcher's delivery retention (default 30 days, as in `serve`). */
   readonly deliveryRetentionDays?: number
+  /** The dispatcher's logger (silent by default); a test can capture every line. */
+  readonly logger?: Logger
 }
 
 /**
@@ -56,6 +62,7 @@ export async function engineHarness(options: HarnessOptions = {}) {
     concurrency: options.concurrency ?? 16,
     ...(options.snoozeBudget ? { snoozeBudget: options.snoozeBudget } : {}),
     ...(options.deliveryRetentionDays !== undefined ? { deliveryRetentionDays: options.deliveryRetentionDays } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
   })
   const owner = 'default'
   let seq = 0
@@ -69,8 +76,13 @@ export async function engineHarness(options: HarnessOptions = {}) {
     secretBox,
     owner,
     /** Creates an endpoint (through the store's one writer) pointing at the receiver. */
-    async createEndpoint(input: { url?: string; event_types?: string[]; embed_id?: string | null } = {}) {
+    async createEndpoint(
+      input: { url?: string; event_types?: string[]; embed_id?: string | null; signature_scheme?: SignatureScheme } = {},
+    ) {
       const secret = generateWebhookSecret()
+      const scheme = input.signature_scheme ?? 'v1'
+      // The whsk_ key is sealed at once and never returned; tests verify with the row's whpk_.
+      const pair = signsV1a(scheme) ? generateV1aKeyPair() : null
       const endpoint: EndpointRow = await database.db.transaction().execute((trx) =>
         endpointCreate(
           trx,
@@ -82,6 +94,8 @@ export async function engineHarness(options: HarnessOptions = {}) {
             embed_id: input.embed_id ?? null,
             secret_sealed: secretBox.seal(secret),
             secret_key_id: secretKeyId(secret),
+            signature_scheme: scheme,
+            v1a_key: pair && { sealed: secretBox.seal(pair.secretKey), public_key: pair.publicKey },
           },
         ),
       )

@@ -17,7 +17,7 @@ import {
   successNotice,
   time,
 } from './ui.js'
-import { WEBHOOKS_PATH, endpointState, eventTypeList } from './webhooks.js'
+import { SIGNATURE_SCHEME_LABELS, WEBHOOKS_PATH, endpointState, eventTypeList } from './webhooks.js'
 
 const DELIVERY_STATES = ['pending', 'running', 'retryable', 'completed', 'discarded']
 const LOG_PAGE_SIZE = 25
@@ -140,6 +140,13 @@ export async function endpointPage({ main, params: [id], signal }) {
       row('State', endpointState(endpoint)),
       row('Event types', eventTypeList(endpoint.event_types)),
       row('Scope', endpoint.embed_id ? ['embed ', h('code', {}, endpoint.embed_id)] : 'standalone'),
+      row('Signatures', SIGNATURE_SCHEME_LABELS[endpoint.signature_scheme] ?? endpoint.signature_scheme),
+      row(
+        'Public key (v1a)',
+        endpoint.public_key
+          ? h('code', { class: 'break', id: 'endpoint-public-key' }, endpoint.public_key)
+          : orDash(null),
+      ),
       row('ID', h('code', {}, endpoint.id)),
       row('Created', time(endpoint.created_at)),
       row('Updated', time(endpoint.updated_at)),
@@ -224,9 +231,14 @@ export async function endpointPage({ main, params: [id], signal }) {
         confirmLabel: 'Rotate secret',
       })
       if (!ok) return
-      const { secret } = await api('POST', endpointPath(id, '/rotate_secret'))
+      const { secret, public_key } = await api('POST', endpointPath(id, '/rotate_secret'))
       showSecret(secret, false)
-      say('Secret rotated.')
+      // An endpoint with a v1a key pair got a new one too: its public key is not a secret.
+      if (public_key) {
+        endpoint = { ...endpoint, public_key }
+        renderEndpoint()
+      }
+      say(public_key ? 'Secret and v1a key pair rotated.' : 'Secret rotated.')
     }),
   )
   remove.addEventListener(

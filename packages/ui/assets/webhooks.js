@@ -157,6 +157,13 @@ export async function webhooksPage({ main, signal }) {
 }
 
 /** Globs typed by hand: separated by commas, spaces or new lines. */
+/** What each signature scheme puts in the webhook-signature header, for people. */
+export const SIGNATURE_SCHEME_LABELS = {
+  v1: 'v1 — HMAC-SHA256 with the whsec_ secret',
+  v1a: 'v1a — ed25519, verified with the whpk_ public key',
+  'v1+v1a': 'v1 and v1a — both signatures on every request',
+}
+
 const splitGlobs = (text) => text.split(/[\s,]+/).filter(Boolean)
 
 export async function newEndpointPage({ main, signal }) {
@@ -178,6 +185,11 @@ export async function newEndpointPage({ main, signal }) {
     maxlength: '1000',
     autocomplete: 'off',
   })
+  const scheme = h(
+    'select',
+    { id: 'endpoint-signature-scheme', name: 'signature_scheme', 'aria-describedby': 'endpoint-signature-scheme-hint' },
+    ...Object.entries(SIGNATURE_SCHEME_LABELS).map(([value, label]) => h('option', { value }, label)),
+  )
   const globs = h('input', {
     id: 'endpoint-globs',
     name: 'globs',
@@ -228,6 +240,17 @@ export async function newEndpointPage({ main, signal }) {
         h('span', { class: 'muted' }, '(optional)'),
       ),
       description,
+    ),
+    h(
+      'div',
+      { class: 'field' },
+      h('label', { for: scheme.id }, 'Signatures'),
+      scheme,
+      h(
+        'p',
+        { class: 'hint', id: 'endpoint-signature-scheme-hint' },
+        'v1a lets receivers verify with a public key, so they hold nothing that could forge a request.',
+      ),
     ),
     typesFieldset,
     h(
@@ -294,6 +317,7 @@ export async function newEndpointPage({ main, signal }) {
           url: url.value.trim(),
           description: description.value.trim(),
           event_types: eventTypes,
+          signature_scheme: scheme.value,
         },
       })
       flash.set('endpoint', { secret: created.secret, created: true })

@@ -1,7 +1,7 @@
 import {
   JOB_TIMEOUT_MS,
   classifyAttempt,
-  signWebhook,
+  signEndpointAttempt,
   thinEventBody,
   type AttemptResult,
   type Clock,
@@ -36,25 +36,21 @@ function errorOf(result: AttemptResult): string | null {
 }
 
 /**
- * One attempt: sign with the current secret (and the previous one during its grace window),
- * POST through the guarded transport, and classify the result. No database transaction is
- * open here. The job timeout bounds the whole attempt even if the transport misbehaves.
+ * One attempt: sign as the endpoint's scheme says (v1 HMAC and/or v1a ed25519, each with the
+ * previous key too during its grace window), POST through the guarded transport, and classify
+ * the result. No database transaction is open here. The job timeout bounds the whole attempt
+ * even if the transport misbehaves.
  */
 export async function executeDelivery(claimed: ClaimedDelivery, deps: ExecutorDeps): Promise<Settlement> {
   const { delivery, endpoint, event } = claimed
   const now = deps.clock.now()
-  const secrets = [deps.secretBox.open(endpoint.secret_sealed)]
-  const keyIds = [endpoint.secret_key_id]
-  if (
-    endpoint.prev_secret_sealed !== null &&
-    endpoint.prev_secret_expires_at !== null &&
-    endpoint.prev_secret_expires_at.getTime() > now.getTime()
-  ) {
-    secrets.push(deps.secretBox.open(endpoint.prev_secret_sealed))
-    keyIds.push(endpoint.prev_secret_key_id ?? 'previous')
-  }
   const body = thinBody(event)
-  const signed = signWebhook({ id: event.id, timestamp: Math.floor(now.getTime() / 1000), body, secrets })
+  const signed = signEndpointAttempt(
+    endpoint,
+    deps.secretBox,
+    { id: event.id, timestamp: Math.floor(now.getTime() / 1000), body },
+    now,
+  )
   // The job timeout aborts the request (so one recorded as timed out cannot still reach the
   // receiver and be answered 2xx); the race is a backstop for a transport that ignores it.
   const timeoutMs = deps.jobTimeoutMs ?? JOB_TIMEOUT_MS
@@ -75,7 +71,7 @@ export async function executeDelivery(claimed: ClaimedDelivery, deps: ExecutorDe
     duration_ms: result.durationMs,
     status_code: result.kind === 'response' ? result.status : null,
     error: errorOf(result),
-    signed_with: keyIds,
+    signed_with: signed.keyIds,
     address: result.kind === 'response' ? result.address : result.kind === 'egress_blocked' ? result.address : null,
     ...(result.kind === 'response' && result.bodyExcerpt ? { response_excerpt: result.bodyExcerpt } : {}),
     ...(result.kind === 'response' && result.headers ? { response_headers: result.headers } : {}),
