@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises'
 import { mkdirSync } from 'node:fs'
 import { serve, type ServerType } from '@hono/node-server'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
@@ -93,7 +94,7 @@ async function startStack(): Promise<Stack> {
   ;(stack as { receiver: TestReceiver }).receiver = await new TestReceiver((req) => {
     try {
       const verifier = stack.verifiers.get(req.path)
-      if (!verifier) return { status: 400 }
+      if (!verifier) return { status: 400, headers: { 'content-type': 'text/plain' }, body: 'no secret for this path' }
       verifier.verify(req.body, req.headers as Record<string, string>)
       stack.verified.push(String(req.headers['webhook-id']))
       return { status: 204 }
@@ -373,6 +374,79 @@ describe('admin UI in a real browser', () => {
 
     await page.goto(`${stack.url}/ui/deliveries/00000000-0000-4000-8000-000000000000`)
     await page.getByRole('heading', { level: 1, name: 'Delivery not found' }).waitFor()
+
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
+  it('finds a discarded delivery in the log by type, reads the answer, resends it, and explains an event', async () => {
+    const create = async (path: string, event_types: string[]) => {
+      const res = await fetch(`${stack.url}/api/admin/webhooks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${stack.adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: stack.receiver.url(path), event_types }),
+      })
+      expect(res.status).toBe(201)
+      return (await res.json()) as { endpoint: { id: string }; secret: string }
+    }
+    const third = await create('/third', ['booking.cancelled'])
+    const unsubscribed = await create('/fourth', ['access_request.*'])
+    await publish('evt_ui_log', 'booking.cancelled')
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+    await context.addInitScript(`sessionStorage.setItem('hookledger.token', ${JSON.stringify(stack.adminToken)})`)
+    const { page, errors } = await openTab(context)
+    await page.goto(`${stack.url}/ui/deliveries`)
+    await page.getByRole('heading', { level: 1, name: 'Delivery log' }).waitFor()
+    const filters = page.getByRole('search', { name: 'Filter deliveries' })
+    await filters.getByLabel('Event type').fill('booking.cancelled')
+    await filters.getByLabel('State').selectOption('discarded')
+    // Discarded once the receiver (which does not know this secret) has answered 400.
+    const row = page.locator('tbody tr', { hasText: 'evt_ui_log' })
+    await filters.getByRole('button', { name: 'Filter' }).click()
+    await page.waitForURL(/state=discarded/)
+    for (let i = 0; i < 50 && (await row.count()) === 0; i++) {
+      await filters.getByRole('button', { name: 'Filter' }).click()
+      await page.waitForTimeout(200)
+    }
+    await row.getByText('discarded', { exact: true }).waitFor()
+    expect(new URL(page.url()).search).toBe('?state=discarded&event_type=booking.cancelled')
+    await mkdir('bench-results', { recursive: true })
+    await page.screenshot({ path: 'bench-results/ui-delivery-log.png', fullPage: true })
+
+    await row.getByRole('link', { name: 'View attempts' }).click()
+    await page.getByText('Request and response of attempt 1').click()
+    const response = page.getByRole('region', { name: 'Response of attempt 1' })
+    await response.getByText('HTTP 400').waitFor()
+    await response.getByText('no secret for this path').waitFor()
+    const request = page.getByRole('region', { name: 'Request of attempt 1' })
+    await request.getByText(`POST ${stack.receiver.url('/third')}`).waitFor()
+    expect(await request.locator('pre').innerText()).toContain('"id":"evt_ui_log"')
+    await page.screenshot({ path: 'bench-results/ui-attempt-detail.png', fullPage: true })
+
+    stack.verifiers.set('/third', new Webhook(third.secret))
+    await page.getByRole('button', { name: 'Resend' }).click()
+    await page.getByText('Resent: run 2 is due now.').waitFor()
+    await page.getByRole('heading', { level: 2, name: 'Run 2' }).waitFor()
+    await page.locator('dl.details').getByText('completed', { exact: true }).waitFor()
+    expect(stack.verified).toContain('evt_ui_log')
+
+    await page.goto(`${stack.url}/ui/deliveries`)
+    const explain = page.getByRole('form', { name: 'Explain an event' })
+    await explain.getByLabel(/Why did an endpoint/).fill('evt_ui_log')
+    await explain.getByRole('button', { name: 'Explain' }).click()
+    await page.getByRole('heading', { level: 1, name: 'What happened to evt_ui_log' }).waitFor()
+    await page.locator('tr', { hasText: stack.receiver.url('/fourth') }).getByText('not subscribed: its event types are access_request.*').waitFor()
+    await page.locator('tr', { hasText: stack.receiver.url('/third') }).getByText('delivered').waitFor()
+    await page.screenshot({ path: 'bench-results/ui-explain.png', fullPage: true })
+    void unsubscribed
+
+    // 390 px wide: the log still fits (its table scrolls on its own).
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.goto(`${stack.url}/ui/deliveries`)
+    await page.getByRole('heading', { level: 1, name: 'Delivery log' }).waitFor()
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390)
+    await page.screenshot({ path: 'bench-results/ui-delivery-log-390.png', fullPage: true })
 
     expect(errors).toEqual([])
     await context.close()

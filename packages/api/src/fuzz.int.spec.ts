@@ -788,6 +788,14 @@ describe('fuzz: malformed requests across every route', () => {
       })
       const text = await res.text()
       const what = `#${i} seed ${SEED} ${route.name}/${req.category}: ${req.method} ${req.path.slice(0, 200)} ${(req.body ?? '').slice(0, 200)} → ${res.status} ${text.slice(0, 300)}`
+      // A `..` segment resolves to another path, which may be a route of its own
+      // (`/api/admin/webhooks/../deliveries` is the delivery log): then a 200 is right.
+      const resolved = new URL(req.path, 'http://x').pathname
+      const isDeliveryLog = req.method === 'GET' && resolved === '/api/admin/deliveries' && req.path.includes('/../')
+      if (isDeliveryLog) {
+        expect(res.status, what).toBe(200)
+        continue
+      }
       expect(res.status, what).toBeGreaterThanOrEqual(400)
       expect(res.status, what).toBeLessThan(500)
       expect(res.headers.get('content-type'), what).toBe('application/problem+json')

@@ -81,6 +81,21 @@ const SAMPLES: Record<string, (ids: Ids) => Sample> = {
     method: 'GET',
     path: `/api/admin/deliveries/${i.delivery}/attempts`,
   }),
+  'deliveries.list': (i) => ({
+    kind: 'owned',
+    method: 'GET',
+    path: `/api/admin/deliveries?endpoint_id=${i.endpoint}`,
+  }),
+  'deliveries.redeliver': (i) => ({
+    kind: 'owned',
+    method: 'POST',
+    path: `/api/admin/deliveries/${i.delivery}/redeliver`,
+  }),
+  'events.explain': (i) => ({
+    kind: 'owned',
+    method: 'GET',
+    path: `/api/admin/events/${i.event}/explain`,
+  }),
   'events.publish': (i) => ({
     kind: 'none',
     method: 'POST',
@@ -245,7 +260,7 @@ describe('auth and isolation, walked over every route', () => {
       expect(foreign.body, op.name).toEqual(absent.body)
       walked++
     }
-    expect(walked).toBe(13)
+    expect(walked).toBe(16)
     // An embed cannot borrow another owner's access code either.
     const borrow = await api.call('PUT', '/api/admin/embeds/borrowed', {
       token: tokens.b,
@@ -309,6 +324,12 @@ describe('auth and isolation, walked over every route', () => {
       const sample = SAMPLES[op.name]!(ids)
       const token = op.scope === 'operator' ? tokens.operator : tokens.a
       const res = await send(sample, token)
+      if (op.name === 'deliveries.redeliver') {
+        // Its delivery is still pending: found (so ownership is what the 404 above was about), refused.
+        expect(res.status, res.text).toBe(409)
+        expect(res.body).toMatchObject({ code: 'delivery_in_progress' })
+        continue
+      }
       expect(res.status, `${op.name}: ${res.text}`).toBeLessThan(300)
       expect(res.contentType).toMatch(/^application\/json/)
     }

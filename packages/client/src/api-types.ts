@@ -37,6 +37,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The owner's delivery log across endpoints, newest first; filter by endpoint, state, event type, time */
+        get: operations["deliveries.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/deliveries/{id}/attempts": {
         parameters: {
             query?: never;
@@ -71,6 +88,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/deliveries/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send one completed or discarded delivery again: a new run with a fresh attempt budget, due now */
+        post: operations["deliveries.redeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/embeds/{id}": {
         parameters: {
             query?: never;
@@ -85,6 +119,23 @@ export interface paths {
         post?: never;
         /** Delete an embed: from the next event on, endpoints naming it get no corpus notes */
         delete: operations["embeds.delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/events/{id}/explain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** For every endpoint of the owner: what happened to this event and why, from the ledger */
+        get: operations["events.explain"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -672,6 +723,97 @@ export interface operations {
             };
         };
     };
+    "deliveries.list": {
+        parameters: {
+            query?: {
+                cursor?: string;
+                endpoint_id?: string;
+                event_type?: string;
+                limit?: number;
+                since?: string;
+                state?: "pending" | "running" | "retryable" | "completed" | "discarded";
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            attempts: number;
+                            created_at: string;
+                            endpoint_id: string;
+                            event_id: string;
+                            event_type: string;
+                            id: string;
+                            last_error: string | null;
+                            last_status: number | null;
+                            link: string;
+                            next_attempt_at: string | null;
+                            run: number;
+                            /** @enum {string} */
+                            state: "pending" | "running" | "retryable" | "completed" | "discarded";
+                            updated_at: string;
+                            waiting_reason: {
+                                attempt?: number;
+                                /** @enum {string} */
+                                kind: "backoff" | "retry_after" | "cool_down" | "lease_busy" | "due" | "scheduled";
+                                of?: number;
+                                retry_after_ms?: number;
+                                text: string;
+                                until: string | null;
+                            } | null;
+                        }[];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     "webhooks.attempts": {
         parameters: {
             query?: never;
@@ -697,6 +839,21 @@ export interface operations {
                             duration_ms: number;
                             error: string | null;
                             outcome: string;
+                            request: {
+                                body: string | null;
+                                headers: {
+                                    [key: string]: string;
+                                };
+                                url: string;
+                            };
+                            response: {
+                                body: string;
+                                headers: {
+                                    [key: string]: string;
+                                };
+                                status_code: number;
+                                truncated: boolean;
+                            } | null;
                             run: number;
                             signed_with: string[];
                             started_at: string;
@@ -717,6 +874,15 @@ export interface operations {
                             /** @enum {string} */
                             state: "pending" | "running" | "retryable" | "completed" | "discarded";
                             updated_at: string;
+                            waiting_reason: {
+                                attempt?: number;
+                                /** @enum {string} */
+                                kind: "backoff" | "retry_after" | "cool_down" | "lease_busy" | "due" | "scheduled";
+                                of?: number;
+                                retry_after_ms?: number;
+                                text: string;
+                                until: string | null;
+                            } | null;
                         };
                         retired: boolean;
                         runs: {
@@ -869,6 +1035,124 @@ export interface operations {
             };
             /** @description Problem */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "deliveries.redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attempts: number;
+                        created_at: string;
+                        endpoint_id: string;
+                        event_id: string;
+                        event_type: string;
+                        id: string;
+                        last_error: string | null;
+                        last_status: number | null;
+                        link: string;
+                        next_attempt_at: string | null;
+                        run: number;
+                        /** @enum {string} */
+                        state: "pending" | "running" | "retryable" | "completed" | "discarded";
+                        updated_at: string;
+                        waiting_reason: {
+                            attempt?: number;
+                            /** @enum {string} */
+                            kind: "backoff" | "retry_after" | "cool_down" | "lease_busy" | "due" | "scheduled";
+                            of?: number;
+                            retry_after_ms?: number;
+                            text: string;
+                            until: string | null;
+                        } | null;
+                    };
+                };
+            };
+            /** @description Problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1081,6 +1365,82 @@ export interface operations {
                         /** @constant */
                         deleted: true;
                         id: string;
+                    };
+                };
+            };
+            /** @description Problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "events.explain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            deleted: boolean;
+                            delivery_id?: string;
+                            endpoint_id: string;
+                            event_types?: string[];
+                            reason?: string | null;
+                            retired?: boolean;
+                            url: string;
+                            /** @enum {string} */
+                            verdict: "pending" | "running" | "retryable" | "completed" | "discarded" | "not_subscribed" | "scope_denied" | "endpoint_disabled" | "endpoint_deleted" | "created_after_event" | "not_fanned_out_yet" | "internal_event" | "matched" | "not_addressed";
+                        }[];
+                        decided_at: string | null;
+                        event: {
+                            id: string;
+                            published_at: string;
+                            type: string;
+                        };
                     };
                 };
             };
@@ -1643,6 +2003,15 @@ export interface operations {
                             /** @enum {string} */
                             state: "pending" | "running" | "retryable" | "completed" | "discarded";
                             updated_at: string;
+                            waiting_reason: {
+                                attempt?: number;
+                                /** @enum {string} */
+                                kind: "backoff" | "retry_after" | "cool_down" | "lease_busy" | "due" | "scheduled";
+                                of?: number;
+                                retry_after_ms?: number;
+                                text: string;
+                                until: string | null;
+                            } | null;
                         }[];
                         next_cursor: string | null;
                     };

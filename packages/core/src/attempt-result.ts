@@ -12,6 +12,10 @@ export type AttemptResult =
       readonly retryAfter: string | null
       /** First ≤ 4 KiB of the response body, decoded as UTF-8 (lossy). */
       readonly bodyExcerpt: string
+      /** The body was longer than the excerpt. */
+      readonly bodyTruncated?: boolean
+      /** The response headers worth keeping (`keptResponseHeaders`). */
+      readonly headers?: Readonly<Record<string, string>>
       readonly durationMs: number
       /** Address (ip) actually connected to for the final hop. */
       readonly address: string | null

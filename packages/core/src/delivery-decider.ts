@@ -53,6 +53,10 @@ export interface AttemptFacts {
   readonly signed_with: readonly string[]
   readonly address?: string | null
   readonly response_excerpt?: string
+  /** The receiver's response headers as kept (`keptResponseHeaders`); absent when none. */
+  readonly response_headers?: Readonly<Record<string, string>>
+  /** The answer's body was longer than the excerpt. */
+  readonly response_truncated?: boolean
 }
 
 /** The named outcomes of a claim. Build them only with the constructors of `DeliveryOutcome`. */
@@ -216,6 +220,10 @@ export function decideDelivery(
       signed_with: [...facts.signed_with],
       ...(facts.address !== undefined ? { address: facts.address } : {}),
       ...(facts.response_excerpt ? { response_excerpt: facts.response_excerpt } : {}),
+      ...(facts.response_headers && Object.keys(facts.response_headers).length > 0
+        ? { response_headers: { ...facts.response_headers } }
+        : {}),
+      ...(facts.response_truncated ? { response_truncated: true } : {}),
     },
   })
   const at = (ms: number) => iso(new Date(now.getTime() + ms))

@@ -79,6 +79,10 @@ export interface LedgerPayloads {
     signed_with: string[]
     address?: string | null
     response_excerpt?: string
+    /** The receiver's response headers, capped (`keptResponseHeaders`); absent when none. */
+    response_headers?: Record<string, string>
+    /** Present (true) when the answer's body was longer than `response_excerpt`. */
+    response_truncated?: true
   }
   'delivery.completed': Record<string, never>
   'delivery.retry_scheduled': { next_attempt_at: string; backoff_ms: number }

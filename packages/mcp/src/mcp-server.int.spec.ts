@@ -120,6 +120,16 @@ describe('createMcpServer: the MCP projection of the registry', () => {
       sent.delivery_id,
     )
     expect(await call('webhooks_redeliver', { id })).toEqual({ requeued: 0, skipped: 0 })
+    expect((await call('deliveries_list', { endpoint_id: id })).data).toEqual([
+      expect.objectContaining({ id: sent.delivery_id, waiting_reason: expect.objectContaining({ kind: 'due' }) }),
+    ])
+    expect(await call('deliveries_redeliver', { id: sent.delivery_id })).toMatchObject({
+      isError: true,
+      problem: { code: 'delivery_in_progress' },
+    })
+    expect((await call('events_explain', { id: sent.event_id })).data).toEqual([
+      expect.objectContaining({ endpoint_id: id, delivery_id: sent.delivery_id }),
+    ])
     const receipt = await call('webhooks_receipt', { id: sent.delivery_id })
     expect(receipt).toMatchObject({ format: 'hookledger.receipt.v1', delivery_id: sent.delivery_id })
     const published = await call('events_publish', {

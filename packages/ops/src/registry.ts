@@ -1,5 +1,7 @@
 import type { Operation } from './operation.js'
 import { ledgerCheckpointOp, ledgerExportOp, ledgerPublicKeyOp, ledgerVerifyOp, webhooksReceipt } from './ledger-chain-ops.js'
+import { eventsExplain } from './event-explain-ops.js'
+import { deliveriesList, deliveriesRedeliver } from './delivery-ops.js'
 import { ledgerAuditOp, ledgerReadOp, ledgerReplayOp } from './operator-ops.js'
 import {
   accessCodesGet,
@@ -41,9 +43,12 @@ export const OPERATIONS: readonly Operation[] = [
   webhooksSendTest,
   webhooksDeliveries,
   webhooksRedeliver,
+  deliveriesList,
+  deliveriesRedeliver,
   webhooksAttempts,
   webhooksReceipt,
   eventsPublish,
+  eventsExplain,
   embedsPut,
   embedsGet,
   embedsDelete,

@@ -7,6 +7,7 @@ import {
   type AttemptRow,
   type DeliveryRow,
   type EndpointRow,
+  type WaitingReason,
 } from '@hookledger/core'
 
 /** Ids we mint are UUIDs; anything else cannot name one of our rows. */
@@ -90,10 +91,43 @@ export const deliverySchema = z.object({
   created_at: z.string(),
   updated_at: z.string(),
   link: z.string(),
+  /** Why a pending or retryable delivery waits, and until when; null otherwise. */
+  waiting_reason: z
+    .object({
+      kind: z.enum(['backoff', 'retry_after', 'cool_down', 'lease_busy', 'due', 'scheduled']),
+      until: z.string().nullable(),
+      /** `backoff`: after attempt n of 18. */
+      attempt: z.number().int().optional(),
+      of: z.number().int().optional(),
+      /** `retry_after`: what the receiver asked for (capped). */
+      retry_after_ms: z.number().int().optional(),
+      /** One line for people: "backoff after attempt 3 of 18, until …". */
+      text: z.string(),
+    })
+    .nullable(),
 })
 export type DeliveryView = z.input<typeof deliverySchema>
 
-export function deliveryView(row: DeliveryRow, baseUrl: string): DeliveryView {
+const WAITING_TEXT: Record<WaitingReason['kind'], (r: WaitingReason) => string> = {
+  backoff: (r) => `backoff after attempt ${'attempt' in r ? r.attempt : '?'} of ${'of' in r ? r.of : 18}`,
+  retry_after: (r) => `the receiver asked to retry later (Retry-After ${'retry_after_ms' in r ? Math.round(r.retry_after_ms / 1000) : '?'} s)`,
+  cool_down: () => 'the endpoint is failing: new deliveries wait out a 5 min cool-down',
+  lease_busy: () => 'another delivery to this endpoint is in flight (one at a time)',
+  due: () => 'due: waiting for a free worker',
+  scheduled: () => 'scheduled',
+}
+
+export function waitingReasonView(r: WaitingReason | null): DeliveryView['waiting_reason'] {
+  if (r === null) return null
+  const until = r.until ? r.until.toISOString() : null
+  return {
+    ...r,
+    until,
+    text: `${WAITING_TEXT[r.kind](r)}${until ? `, until ${until}` : ''}`,
+  }
+}
+
+export function deliveryView(row: DeliveryRow, baseUrl: string, waiting: WaitingReason | null = null): DeliveryView {
   return {
     id: row.id,
     endpoint_id: row.endpoint_id,
@@ -108,6 +142,7 @@ export function deliveryView(row: DeliveryRow, baseUrl: string): DeliveryView {
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     link: `${baseUrl}/ui/deliveries/${row.id}`,
+    waiting_reason: waitingReasonView(waiting),
   }
 }
 
@@ -122,9 +157,29 @@ export const attemptSchema = z.object({
   outcome: z.string(),
   signed_with: z.array(z.string()),
   actor: z.string(),
+  /** What was sent: rebuilt from the event, the endpoint's URL at the time and the start. */
+  request: z.object({
+    url: z.string(),
+    headers: z.record(z.string(), z.string()),
+    /** Null once the event has been pruned. */
+    body: z.string().nullable(),
+  }),
+  /** What came back; null when there was no answer (`error` says why). */
+  response: z
+    .object({
+      status_code: z.number().int(),
+      headers: z.record(z.string(), z.string()),
+      /** The first ≤ 4 KiB of the body. */
+      body: z.string(),
+      truncated: z.boolean(),
+    })
+    .nullable(),
 })
 
-export function attemptView(row: AttemptRow): z.input<typeof attemptSchema> {
+export function attemptView(
+  row: AttemptRow,
+  exchange: Pick<z.input<typeof attemptSchema>, 'request' | 'response'>,
+): z.input<typeof attemptSchema> {
   return {
     attempt: row.attempt,
     run: row.run,
@@ -136,6 +191,8 @@ export function attemptView(row: AttemptRow): z.input<typeof attemptSchema> {
     outcome: row.outcome,
     signed_with: row.signed_with,
     actor: row.actor,
+    request: exchange.request,
+    response: exchange.response,
   }
 }
 

@@ -29,6 +29,8 @@ import {
 } from '@hookledger/store'
 import { OpError, notFound } from './op-error.js'
 import { defineOp, ok, type OpContext } from './operation.js'
+import { deliveryViews } from './waiting-view.js'
+import { attemptExchanges } from './attempt-exchange-view.js'
 import { eventPublish, publishInputSchema } from './event-publisher.js'
 import {
   attemptSchema,
@@ -53,7 +55,7 @@ const ownerCtx = (ctx: OpContext) => ({
 })
 
 /** Turns a bad cursor into a 400 naming the field. */
-async function paged<T>(fn: () => Promise<T>): Promise<T> {
+export async function paged<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn()
   } catch (err) {
@@ -181,10 +183,7 @@ export const webhooksDeliveries = defineOp({
     const owner = ctx.principal.owner_id
     if (!(await endpointGet(ctx.deps.db, owner, input.id))) throw notFound('endpoint')
     const page = await paged(() => deliveryList(ctx.deps.db, owner, input.id, input))
-    return ok({
-      data: page.data.map((d) => deliveryView(d, ctx.deps.publicBaseUrl)),
-      next_cursor: page.next_cursor,
-    })
+    return ok({ data: await deliveryViews(ctx, page.data), next_cursor: page.next_cursor })
   },
 })
 
@@ -215,14 +214,15 @@ export const webhooksAttempts = defineOp({
     // row as it was when it left.
     const delivery = live ?? (await deliveryFromLedger(ctx.deps.db, owner, input.id))
     // A deleted endpoint's deliveries read as missing too (the operator ledger keeps them).
-    if (!delivery || !(await endpointGet(ctx.deps.db, owner, delivery.endpoint_id)))
-      throw notFound('delivery')
+    const endpoint = delivery ? await endpointGet(ctx.deps.db, owner, delivery.endpoint_id) : null
+    if (!delivery || !endpoint) throw notFound('delivery')
     const { attempts, runs } = await attemptList(ctx.deps.db, owner, input.id)
+    const exchanges = await attemptExchanges(ctx.deps, owner, endpoint, delivery, attempts)
     return ok({
-      delivery: deliveryView(delivery, ctx.deps.publicBaseUrl),
+      delivery: (await deliveryViews(ctx, [delivery]))[0]!,
       retired: live === null,
       runs: runs.map((r) => ({ ...r, started_at: r.started_at.toISOString() })),
-      data: attempts.map(attemptView),
+      data: attempts.map((a, i) => attemptView(a, exchanges[i]!)),
     })
   },
 })

@@ -30,8 +30,8 @@ const TRANSITIONS: Readonly<Record<string, { readonly from: readonly Phase[]; re
   'delivery.completed': { from: [], to: 'completed' },
   'delivery.retry_scheduled': { from: [], to: 'retryable' },
   'delivery.snoozed': { from: [], to: 'pending' },
-  // `webhooks.redeliver` picks discarded deliveries only.
-  'delivery.redelivered': { from: ['discarded'], to: 'pending' },
+  // `webhooks.redeliver` picks discarded deliveries; `deliveries.redeliver` completed ones too.
+  'delivery.redelivered': { from: ['discarded', 'completed'], to: 'pending' },
 }
 
 /** The entry `decideDelivery` appends right after an attempt, by the attempt's outcome. */
@@ -218,7 +218,7 @@ function transitionProblem(kind: string, phase: Phase): string {
     case 'delivery.claimed':
       return `delivery.claimed while the delivery is ${phase}: a claim takes a pending or retryable delivery`
     case 'delivery.redelivered':
-      return `delivery.redelivered while the delivery is ${phase}: only a discarded delivery is redelivered`
+      return `delivery.redelivered while the delivery is ${phase}: only a completed or discarded delivery is redelivered`
     case 'delivery.completed':
     case 'delivery.retry_scheduled':
     case 'delivery.snoozed':

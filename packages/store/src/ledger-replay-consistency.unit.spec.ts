@@ -104,7 +104,7 @@ describe('delivery history rules', () => {
       '5: delivery.redelivered names 0 previous attempts, run 1 made 1',
     ])
     expect(problems(history('enqueued', ['redelivered', { run: 2, previous_run: 1, previous_attempts: 0 }]))).toEqual([
-      '2: delivery.redelivered while the delivery is pending: only a discarded delivery is redelivered',
+      '2: delivery.redelivered while the delivery is pending: only a completed or discarded delivery is redelivered',
     ])
   })
 

@@ -22,6 +22,8 @@ const FROZEN: Record<string, string> = {
   '0012_ledger_guard_per_statement.sql': '7f3f76ed337ee926043410b10e0734906f936da24f1e65da28e460e4f9612579',
   '0013_endpoint_v1a_keys.sql': '23d9ea062c2641c4eff1fe8d8258841dde8ac26f6a5cc482148a209725fbc701',
   '0014_own_schema.sql': '0b0a638b8618d93a10ea9b6d52233b15cb4686486ac62949b21029bd33114429',
+  '0015_delivery_log_index.sql': 'd32c1429016627abb510da98e6590a93eb73f82de112a22c5a7fab37df479fbd',
+  '0016_ledger_event_decisions_index.sql': 'b42993d3c8eade247068bbfa1ff88c38799da223ebb1ecca2015c219a103b4e3',
 }
 
 describe('migrations', () => {

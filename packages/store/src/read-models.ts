@@ -24,6 +24,11 @@ function decodeCursor(cursor: string): [string, string] {
   throw new InvalidCursorError('cursor is not valid')
 }
 
+/** The cursor of a (created_at, id) ordered page, and its reading. */
+export const encodeDeliveryCursor = (row: { created_at: Date; id: string }): string =>
+  encodeCursor([row.created_at.toISOString(), row.id])
+export const decodeDeliveryCursor = (cursor: string): [string, string] => decodeCursor(cursor)
+
 /** One live endpoint of this owner, or null (another owner's id looks exactly like a missing one). */
 export async function endpointGet(db: Db, owner_id: string, id: string): Promise<EndpointRow | null> {
   const row = await sql<EndpointRow>`

@@ -1,6 +1,8 @@
 // Entry point: the routes, the page chrome (sidebar, sign-out) and the hand-over between screens.
 import { session, setUnauthorizedHandler } from './api.js'
 import { deliveryPage } from './delivery.js'
+import { DELIVERIES_PATH, deliveriesLogPage } from './deliveries-log.js'
+import { eventExplainPage } from './event-explain.js'
 import { endpointPage } from './endpoint.js'
 import { navigate, startRouter } from './router.js'
 import { SIGN_IN_PATH, signInPage } from './sign-in.js'
@@ -12,7 +14,9 @@ const routes = [
   { pattern: /^\/ui\/integrations\/webhooks$/, page: webhooksPage, section: 'webhooks' },
   { pattern: /^\/ui\/integrations\/webhooks\/new$/, page: newEndpointPage, section: 'webhooks' },
   { pattern: /^\/ui\/integrations\/webhooks\/([^/]+)$/, page: endpointPage, section: 'webhooks' },
-  { pattern: /^\/ui\/deliveries\/([^/]+)$/, page: deliveryPage, section: 'webhooks' },
+  { pattern: /^\/ui\/deliveries$/, page: deliveriesLogPage, section: 'deliveries' },
+  { pattern: /^\/ui\/deliveries\/([^/]+)$/, page: deliveryPage, section: 'deliveries' },
+  { pattern: /^\/ui\/events\/([^/]+)\/explain$/, page: eventExplainPage, section: 'deliveries' },
 ]
 
 const main = document.getElementById('main')

@@ -16,6 +16,8 @@ import {
   time,
 } from './ui.js'
 import { WEBHOOKS_PATH, endpointPagePath } from './webhooks.js'
+import { attemptExchange } from './attempt-exchange.js'
+import { resendButton } from './delivery-actions.js'
 
 const FINAL_STATES = new Set(['completed', 'discarded'])
 const REFRESH_MS = 2000
@@ -53,7 +55,19 @@ export async function deliveryPage({ main, params: [id], signal }) {
     return
   }
   const content = h('div')
-  const render = () => fill(content, summary(answer.delivery), runSections(answer))
+  const status = h('div', { 'aria-live': 'polite' })
+  const refresh = async () => {
+    answer = await load()
+    render()
+  }
+  const render = () =>
+    fill(
+      content,
+      status,
+      h('p', { class: 'actions' }, resendButton(answer.delivery, () => refresh().catch(() => {}), status)),
+      summary(answer.delivery),
+      runSections(answer),
+    )
   const { delivery } = answer
   document.title = `Delivery of ${delivery.event_type} · hookledger admin`
   fill(
@@ -93,6 +107,7 @@ function summary(d) {
     row('Last status', orDash(d.last_status)),
     row('Last error', orDash(d.last_error)),
     row('Next attempt', time(d.next_attempt_at)),
+    d.waiting_reason ? row('Why waiting', d.waiting_reason.text) : null,
     row('Created', time(d.created_at)),
     row('Updated', time(d.updated_at)),
     row('Delivery ID', h('code', {}, d.id)),
@@ -134,6 +149,10 @@ function runOrigin(run) {
 }
 
 function attemptTable(run, attempts) {
+  return [attemptRows(run, attempts), attempts.map(attemptExchange)]
+}
+
+function attemptRows(run, attempts) {
   return scrollable(
     h(
       'table',

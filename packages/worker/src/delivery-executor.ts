@@ -2,6 +2,7 @@ import {
   JOB_TIMEOUT_MS,
   classifyAttempt,
   signEndpointAttempt,
+  thinEventBody,
   type AttemptResult,
   type Clock,
   type HttpTransport,
@@ -20,15 +21,7 @@ export interface ExecutorDeps {
 }
 
 /** The thin body: type, subject, id — and `data`, which carries identifiers and flags only. */
-export function thinBody(event: ClaimedDelivery['event']): string {
-  return JSON.stringify({
-    id: event.id,
-    type: event.type,
-    subject: event.subject,
-    occurred_at: event.occurred_at.toISOString(),
-    data: event.data,
-  })
-}
+export const thinBody = (event: ClaimedDelivery['event']): string => thinEventBody(event)
 
 /** Short, stable description of a non-response result for the attempt history. */
 function errorOf(result: AttemptResult): string | null {
@@ -81,6 +74,8 @@ export async function executeDelivery(claimed: ClaimedDelivery, deps: ExecutorDe
     signed_with: signed.keyIds,
     address: result.kind === 'response' ? result.address : result.kind === 'egress_blocked' ? result.address : null,
     ...(result.kind === 'response' && result.bodyExcerpt ? { response_excerpt: result.bodyExcerpt } : {}),
+    ...(result.kind === 'response' && result.headers ? { response_headers: result.headers } : {}),
+    ...(result.kind === 'response' && result.bodyTruncated ? { response_truncated: true } : {}),
   }
   return { delivery, actor: deps.actor, result, outcome: classifyAttempt(delivery, result, facts, deps.clock.now(), deps.snoozeBudget) }
 }

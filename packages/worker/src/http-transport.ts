@@ -2,7 +2,7 @@ import * as dns from 'node:dns'
 import * as http from 'node:http'
 import * as https from 'node:https'
 import { isIP, type LookupFunction } from 'node:net'
-import type { AttemptResult, EgressPolicy, HttpTransport, OutgoingRequest } from '@hookledger/core'
+import { keptResponseHeaders, type AttemptResult, type EgressPolicy, type HttpTransport, type OutgoingRequest } from '@hookledger/core'
 
 /** Options of {@link createHttpTransport}. */
 export interface HttpTransportOptions {
@@ -49,6 +49,8 @@ interface HopResponse {
   readonly location: string | null
   readonly retryAfter: string | null
   readonly bodyExcerpt: string
+  readonly bodyTruncated: boolean
+  readonly headers: Record<string, string>
   readonly address: string | null
 }
 
@@ -114,6 +116,8 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
             location: response.headers.location ?? null,
             retryAfter: firstHeader(response.headers['retry-after']),
             bodyExcerpt: excerpt(bytes),
+            bodyTruncated: bytes.length > EXCERPT_BYTES,
+            headers: keptResponseHeaders(response.headers),
             address,
           })
         }, reject)
@@ -175,6 +179,8 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
             status: response.status,
             retryAfter: response.retryAfter,
             bodyExcerpt: response.bodyExcerpt,
+            bodyTruncated: response.bodyTruncated,
+            headers: response.headers,
             durationMs: durationMs(),
             address: response.address,
           }

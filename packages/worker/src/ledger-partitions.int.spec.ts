@@ -97,6 +97,8 @@ describe('migration 0011: the ledger becomes range-partitioned', () => {
         { child: 'ledger_p_initial_chain_order_idx', parent: 'ledger_chain_order_idx' },
         { child: 'ledger_p_initial_delivery_id_idx', parent: 'ledger_delivery_id_idx' },
         { child: 'ledger_p_initial_endpoint_idx', parent: 'ledger_endpoint_idx' },
+        // Migration 0016 (the event decisions index) creates it on every partition.
+        { child: 'ledger_p_initial_event_id_idx', parent: 'ledger_event_decisions_idx' },
         { child: 'ledger_p_initial_pkey', parent: 'ledger_pkey' },
         { child: 'ledger_p_initial_retired_idx', parent: 'ledger_retired_idx' },
       ])
