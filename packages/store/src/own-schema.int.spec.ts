@@ -66,8 +66,10 @@ describe('hookledger lives in a schema of its own', () => {
     await legacy.close()
 
     const upgraded = reopen(legacy)
-    expect(await migrationsPending(upgraded.db)).toEqual(['0014_own_schema'])
-    expect(await migrateToLatest(upgraded.db)).toEqual(['0014_own_schema'])
+    // 0014 moves it; the later migrations then run in the schema.
+    const pending = await migrationsPending(upgraded.db)
+    expect(pending[0]).toBe('0014_own_schema')
+    expect(await migrateToLatest(upgraded.db)).toEqual(pending)
     expect(await migrateToLatest(upgraded.db)).toEqual([])
     expect(await counts(upgraded.db)).toEqual(was)
     // Three published, one webhook.endpoint.failing (the unreachable endpoint); a delivery each per endpoint.
