@@ -23,7 +23,7 @@ const SCOPES: readonly TokenScope[] = ['admin', 'publish', 'operator']
 /** Owner ids the CLI accepts: lowercase letters, digits, `_` and `-`, up to 63. */
 const OWNER_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/
 
-/** `token create --owner O --scopes admin,publish [--label L] [--json]`, or `--scopes operator` (no owner). */
+/** `token create --owner O --scopes admin,publish [--label L] [--json | --quiet]`, or `--scopes operator` (no owner). `--quiet` prints the token alone (for `TOKEN=$(…)`). */
 export async function tokenCreateCommand(
   db: Db,
   io: CliIo,
@@ -32,6 +32,7 @@ export async function tokenCreateCommand(
     scopes?: string | undefined
     label?: string | undefined
     json?: boolean | undefined
+    quiet?: boolean | undefined
     now: Date
   },
 ): Promise<number> {
@@ -65,7 +66,8 @@ export async function tokenCreateCommand(
     now: args.now,
     actor: 'operator',
   })
-  if (args.json) io.out(JSON.stringify({ token, id, owner_id: operator ? null : owner, scopes }))
+  if (args.quiet) io.out(token)
+  else if (args.json) io.out(JSON.stringify({ token, id, owner_id: operator ? null : owner, scopes }))
   else io.out(`token ${id} for ${operator ? 'the operator' : owner} (${scopes.join(', ')}), shown once:\n${token}`)
   return 0
 }

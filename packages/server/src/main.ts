@@ -12,7 +12,8 @@ const USAGE = `usage: hookledger <command>
   serve [--role api|worker|all] [--port N]   API + dispatcher (default: all)
   migrate                                     apply database migrations
   database-url                                print the database's URL (credentials included), for an app sharing it
-  token create --owner O --scopes admin,publish [--label L] [--json]
+  listen [--port 9000] [--count N] [--json]   a local receiver that checks each request's signature and prints it
+  token create --owner O --scopes admin,publish [--label L] [--json | --quiet]
   token create --scopes operator [--label L] [--json]   a token for /api/operator/* (no owner)
   token list [--owner O] [--json]
   token revoke <token id>
@@ -49,7 +50,7 @@ async function tokenCommand(io: CliIo, config: Config, sub: string | undefined, 
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
-    options: { owner: { type: 'string' }, scopes: { type: 'string' }, label: { type: 'string' }, json: { type: 'boolean' } },
+    options: { owner: { type: 'string' }, scopes: { type: 'string' }, label: { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean' } },
   })
   const cli = await import('@hookledger/cli')
   if (sub === 'create') return withDatabase(config, ({ db, clock }) => cli.tokenCreateCommand(db, io, { ...values, now: clock.now() }))
@@ -144,6 +145,8 @@ async function run(io: CliIo, env: NodeJS.ProcessEnv, command: string | undefine
       // For an application that publishes into hookledger's database (examples/bookings):
       // the embedded cluster's generated credentials are otherwise only in the data dir.
       return withDatabase(config, async ({ url }) => (io.out(url), 0))
+    case 'listen':
+      return (await import('./listen-command.js')).listenCommand(config, argv, io)
     case 'token':
       return tokenCommand(io, config, sub, rest)
     case 'ledger':

@@ -1,0 +1,67 @@
+/**
+ * The README's tour, run as written: its first shell block split at its "# Terminal N" lines —
+ * the service (`npm start` with the allow-list the tour sets), `hookledger listen`, then the
+ * commands of the third terminal in bash — on free ports instead of 8787 and 9000 and a data dir
+ * of the test's own. It must end as the tour says: a signature-verified arrival at the receiver.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { freePort } from '@hookledger/store'
+import { eventually, removeDataDir } from '@hookledger/testkit'
+import { ROOT } from './cli-process.js'
+
+const dataDir = mkdtempSync(path.join(tmpdir(), 'hookledger-tour-'))
+const running: ChildProcess[] = []
+afterAll(async () => {
+  for (const child of running) {
+    try {
+      process.kill(-child.pid!, 'SIGTERM')
+    } catch {}
+  }
+  await Promise.all(running.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('close', r)))))
+  removeDataDir(dataDir)
+})
+
+/** The tour's first ```sh block, by terminal. */
+function tourTerminals(): string[] {
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8')
+  const tour = readme.slice(readme.indexOf('## A tour'))
+  const block = tour.slice(tour.indexOf('```sh\n') + 6, tour.indexOf('\n```', tour.indexOf('```sh\n')))
+  return block.split(/^# Terminal \d+:.*$/m).slice(1).map((part) => part.trim())
+}
+
+/** Runs a terminal's commands in bash, in its own process group; `output()` is all it printed. */
+function terminal(script: string, env: NodeJS.ProcessEnv) {
+  const child = spawn('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  running.push(child)
+  let out = ''
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()))
+  const exit = new Promise<number | null>((r) => child.on('close', r))
+  return { output: () => out, exit }
+}
+
+describe('the README tour', () => {
+  it('run as written, ends with a signature-verified arrival at `hookledger listen`', async () => {
+    const [service, receiver, commands] = tourTerminals()
+    expect(service).toContain('npm start')
+    expect(receiver).toContain('hookledger listen')
+    const [apiPort, listenPort] = [await freePort(), await freePort()]
+    const ports = (s: string) => s.replaceAll('8787', String(apiPort)).replaceAll('9000', String(listenPort))
+    const env = { HOOKLEDGER_DATA_DIR: dataDir, PORT: String(apiPort), DATABASE_URL: '' }
+
+    const serve = terminal(ports(service!), env)
+    await eventually('the service to listen', () => serve.output().includes('hookledger listening on'), { timeoutMs: 90_000 })
+    const listen = terminal(ports(receiver!), env)
+    await eventually('the receiver to listen', () => listen.output().includes('listening on'), { timeoutMs: 30_000 })
+
+    const third = terminal(ports(commands!), env)
+    expect(await third.exit, third.output()).toBe(0)
+    expect(third.output()).toMatch(/"secret":"whsec_/)
+    const arrival = await eventually('a verified arrival', () => /booking\.created booking:\/\/42 — signature verified/.exec(listen.output()), { timeoutMs: 30_000 })
+    expect(arrival[0]).toContain('verified')
+  })
+})
