@@ -11,20 +11,12 @@ import {
   type OpDeps,
   type Operation,
 } from '@hookledger/ops'
-import { apiTokenVerify } from '@hookledger/store'
+import { bearerPrincipal, createInstrumentRoutes, unauthorized, type ApiInstruments } from './instrument-routes.js'
 import { buildOpenApi } from './openapi.js'
 import { problem } from './problem.js'
 
 /** Whole request bodies above this are refused with 413 before parsing. */
 export const REQUEST_BODY_MAX_BYTES = 64 * 1024
-
-/** The operator's instruments, given by the composition root (absent: the routes answer 404). */
-export interface ApiInstruments {
-  /** Prometheus text exposition, for `GET /metrics` (operator token). */
-  readonly metrics?: () => Promise<{ contentType: string; body: string }>
-  /** `GET /readyz`: 200 when every check passes, else 503 naming the failing ones. */
-  readonly readiness?: () => Promise<{ ok: boolean; checks: Record<string, { ok: boolean; detail?: string }> }>
-}
 
 export interface ApiOptions {
   readonly deps: OpDeps
@@ -126,40 +118,13 @@ export function createApi(options: ApiOptions): Hono<Env> {
     )
   })
 
-  /** The bearer token's principal, or null (no token, an unknown or revoked one). */
-  const principalOf = async (c: Context<Env>) => {
-    const match = /^Bearer ([A-Za-z0-9_\-.~+/=]{1,200})$/i.exec(c.req.header('authorization') ?? '')
-    return match ? apiTokenVerify(deps.db, match[1]!) : null
-  }
-  const unauthorized = (c: Context<Env>) =>
-    problem(c, 401, 'unauthorized', 'a valid bearer token is required', undefined, { 'www-authenticate': 'Bearer' })
+  const principalOf = (c: Context<Env>) => bearerPrincipal(deps.db, c)
 
-  // Liveness: the process answers. Readiness: it can do its job now (database, schema, loop).
-  app.get('/healthz', (c) => c.json({ ok: true }))
-  const { metrics, readiness } = options.instruments ?? {}
-  if (readiness) {
-    app.get('/readyz', async (c) => {
-      const r = await readiness()
-      return c.json(r, r.ok ? 200 : 503, r.ok ? {} : { 'retry-after': '5' })
-    })
-    routes.push({ method: 'GET', pattern: pathPattern('/readyz') })
-  }
-  if (metrics) {
-    app.get('/metrics', async (c) => {
-      c.set('op', 'metrics')
-      const principal = await principalOf(c)
-      if (!principal) return unauthorized(c)
-      if (!principal.scopes.includes('operator')) return problem(c, 403, 'forbidden', 'metrics need the "operator" scope')
-      const { contentType, body } = await metrics()
-      return c.body(body, 200, { 'content-type': contentType })
-    })
-    routes.push({ method: 'GET', pattern: pathPattern('/metrics') })
-  }
+  const instrumentRoutes = createInstrumentRoutes({ db: deps.db, instruments: options.instruments })
+  app.route('/', instrumentRoutes.app)
+  for (const path of instrumentRoutes.paths) routes.push({ method: 'GET', pattern: pathPattern(path) })
   app.get('/api/openapi.json', (c) => c.json(buildOpenApi(operations)))
-  routes.push(
-    { method: 'GET', pattern: pathPattern('/healthz') },
-    { method: 'GET', pattern: pathPattern('/api/openapi.json') },
-  )
+  routes.push({ method: 'GET', pattern: pathPattern('/api/openapi.json') })
 
   for (const op of operations) {
     routes.push({ method: op.http.method, pattern: pathPattern(op.http.path) })

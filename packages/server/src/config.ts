@@ -79,6 +79,12 @@ export const DEFAULT_DATA_DIR = fileURLToPath(new URL('../../../.hookledger', im
 export const configSchema = z.object({
   PORT: intIn(0, 65535, 8787),
   HOST: z.string().default('127.0.0.1'),
+  /** `serve --role worker` only: a port for /metrics, /readyz and /healthz (unset: none). */
+  HOOKLEDGER_METRICS_PORT: checked((v) => {
+    const n = Number(v)
+    if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`must be an integer from 0 to 65535, got "${v}"`)
+    return n
+  }),
   DATABASE_URL: checked((v) => {
     const u = new URL(v)
     if (!/^postgres(ql)?:$/.test(u.protocol)) throw new Error('must be a postgres:// URL')

@@ -119,3 +119,31 @@ describe('GET /readyz', () => {
     expect((await fetch(`${service.url}/healthz`)).status).toBe(200)
   })
 })
+
+describe('a worker-only process', () => {
+  it('serves its own /metrics, /readyz and /healthz on HOOKLEDGER_METRICS_PORT (its counters live only in it)', async () => {
+    const config = loadConfig({
+      DATABASE_URL: database.url,
+      HOOKLEDGER_DATA_DIR: dataDir,
+      HOOKLEDGER_MASTER_KEY: encodeMasterKey(generateMasterKey()),
+      HOOKLEDGER_METRICS_PORT: '0',
+      LOG_LEVEL: 'silent',
+    })
+    const lines: string[] = []
+    const worker = await startService(config, { role: 'worker', log: createLogger(config), out: (l) => lines.push(l) })
+    try {
+      const url = /instruments on (http:\/\/\S+) /.exec(lines.join('\n'))?.[1]
+      expect(url, lines.join('\n')).toBeDefined()
+      expect((await fetch(`${url}/healthz`)).status).toBe(200)
+      expect(await (await fetch(`${url}/readyz`)).json()).toMatchObject({ ok: true, checks: { dispatcher: { ok: true } } })
+      expect((await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${owner}` } })).status).toBe(403)
+      const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${operator}` } })
+      expect(res.status).toBe(200)
+      expect(await res.text()).toContain('hookledger_deliveries_total')
+      // The API's routes are not served there.
+      expect((await fetch(`${url}/api/admin/webhooks`)).status).toBe(404)
+    } finally {
+      await worker.stop()
+    }
+  })
+})

@@ -10,7 +10,7 @@ import {
   createSecretBox,
   type Clock,
 } from '@hookledger/core'
-import { createApi } from '@hookledger/api'
+import { createApi, createInstrumentRoutes } from '@hookledger/api'
 import { createUiRoutes } from '@hookledger/ui'
 import type { OpDeps } from '@hookledger/ops'
 import {
@@ -222,6 +222,7 @@ export async function startService(
   }
   let sealer: LedgerSealerLoop | null = null
   let summary: { stop(): void } | null = null
+  let instrumentsListener: Awaited<ReturnType<typeof listenHttp>> | null = null
   let notifier: ReturnType<typeof createPgNotifier> | null = null
   let transport: ReturnType<typeof createHttpTransport> | null = null
   if (role !== 'api') {
@@ -262,6 +263,12 @@ export async function startService(
     })
     sealer.start()
     summary = startActivitySummary({ log, metrics })
+    if (role === 'worker' && config.HOOKLEDGER_METRICS_PORT !== undefined) {
+      // A worker's counters live in it alone: it serves its own instruments.
+      instrumentsListener = await listenHttp({ port: config.HOOKLEDGER_METRICS_PORT, host: config.HOST })
+      instrumentsListener.setHandler(createInstrumentRoutes({ db: database.db, instruments: { metrics: metrics.render, readiness } }).app.fetch)
+      out(`hookledger worker instruments on http://${config.HOST}:${instrumentsListener.port} (/metrics, /readyz, /healthz)`)
+    }
     if (role === 'worker') out(`hookledger worker started (pid ${process.pid})`)
     log.info({ concurrency: config.HOOKLEDGER_CONCURRENCY }, 'dispatcher started')
   }
@@ -271,6 +278,7 @@ export async function startService(
     stop() {
       stopping ??= (async () => {
         await listener?.close()
+        await instrumentsListener?.close()
         summary?.stop()
         await dispatcher?.stop()
         await sealer?.stop()
