@@ -12,6 +12,7 @@ import {
   endpointState,
 } from './endpoint-decider.js'
 import type { LedgerEntry, LedgerEntryOf } from './ledger-entry.js'
+import { endpointRowFixture } from './row-fixtures.js'
 import {
   applyEntry,
   bytesToBase64,
@@ -33,34 +34,7 @@ const EP = '00000000-0000-4000-8000-0000000000e1'
 const DL = '00000000-0000-4000-8000-0000000000d1'
 
 function endpoint(over: Partial<EndpointRow> = {}): EndpointRow {
-  return {
-    id: EP,
-    owner_id: 'o1',
-    url: 'https://hooks.example.com/in',
-    description: 'prod',
-    event_types: ['booking.*'],
-    embed_id: null,
-    secret_sealed: new Uint8Array([1, 2, 3]),
-    secret_key_id: 'k1',
-    prev_secret_sealed: null,
-    prev_secret_key_id: null,
-    prev_secret_expires_at: null,
-    enabled: true,
-    disabled_reason: null,
-    failing_since: null,
-    busy_until: null,
-    busy_delivery_id: null,
-    deleted_at: null,
-    created_at: T0,
-    updated_at: T0,
-    signature_scheme: 'v1',
-    v1a_key_sealed: null,
-    v1a_public_key: null,
-    prev_v1a_key_sealed: null,
-    prev_v1a_public_key: null,
-    prev_v1a_key_expires_at: null,
-    ...over,
-  }
+  return endpointRowFixture({ id: EP, description: 'prod', event_types: ['booking.*'], secret_sealed: new Uint8Array([1, 2, 3]), created_at: T0, ...over })
 }
 
 const facts = (status: number | null = 500): AttemptFacts => ({

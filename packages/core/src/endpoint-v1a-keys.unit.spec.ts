@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { decideEndpointUpdate, decideSecretRotation, type SealedV1aKey } from './endpoint-decider.js'
 import { signEndpointAttempt } from './endpoint-signing.js'
 import type { LedgerEntry } from './ledger-entry.js'
+import { endpointRowFixture } from './row-fixtures.js'
 import { bytesToBase64, evolveEndpoint, type EndpointRow } from './projections.js'
 import { createSecretBox, generateMasterKey } from './secret-box.js'
 import type { SignatureScheme } from './signature-scheme.js'
@@ -23,34 +24,15 @@ function endpoint(scheme: SignatureScheme, over: Partial<EndpointRow> = {}) {
   const secret = generateWebhookSecret()
   const pair = generateV1aKeyPair()
   const hasKey = scheme !== 'v1'
-  const row: EndpointRow = {
-    id: '00000000-0000-4000-8000-0000000000e1',
-    owner_id: 'o1',
-    url: 'https://hooks.example.com/in',
-    description: '',
-    event_types: ['*'],
-    embed_id: null,
+  const row: EndpointRow = endpointRowFixture({
     secret_sealed: box.seal(secret),
     secret_key_id: secretKeyId(secret),
-    prev_secret_sealed: null,
-    prev_secret_key_id: null,
-    prev_secret_expires_at: null,
-    enabled: true,
-    disabled_reason: null,
-    failing_since: null,
-    busy_until: null,
-    busy_delivery_id: null,
-    deleted_at: null,
     created_at: T0,
-    updated_at: T0,
     signature_scheme: scheme,
     v1a_key_sealed: hasKey ? box.seal(pair.secretKey) : null,
     v1a_public_key: hasKey ? pair.publicKey : null,
-    prev_v1a_key_sealed: null,
-    prev_v1a_public_key: null,
-    prev_v1a_key_expires_at: null,
     ...over,
-  }
+  })
   return { row, secret, pair }
 }
 

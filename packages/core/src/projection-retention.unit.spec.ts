@@ -16,6 +16,7 @@ import {
   type Touched,
 } from './projections.js'
 import { decidePurge, decideRetirement, isRetirable, retentionCutoff } from './projection-retention.js'
+import { endpointRowFixture } from './row-fixtures.js'
 
 const day = 24 * 3_600_000
 const T0 = new Date('2026-03-01T00:00:00.000Z')
@@ -54,34 +55,7 @@ function delivery(id: string, over: Partial<DeliveryRow> = {}): DeliveryRow {
 }
 
 function endpoint(over: Partial<EndpointRow> = {}): EndpointRow {
-  return {
-    id: EP,
-    owner_id: 'o1',
-    url: 'https://hooks.example.com/in',
-    description: '',
-    event_types: ['*'],
-    embed_id: null,
-    secret_sealed: new Uint8Array([1]),
-    secret_key_id: 'k1',
-    prev_secret_sealed: null,
-    prev_secret_key_id: null,
-    prev_secret_expires_at: null,
-    enabled: true,
-    disabled_reason: null,
-    failing_since: null,
-    busy_until: null,
-    busy_delivery_id: null,
-    deleted_at: null,
-    created_at: T0,
-    updated_at: T0,
-    signature_scheme: 'v1',
-    v1a_key_sealed: null,
-    v1a_public_key: null,
-    prev_v1a_key_sealed: null,
-    prev_v1a_public_key: null,
-    prev_v1a_key_expires_at: null,
-    ...over,
-  }
+  return endpointRowFixture({ id: EP, created_at: T0, ...over })
 }
 
 describe('retentionCutoff', () => {
