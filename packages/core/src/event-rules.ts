@@ -108,7 +108,7 @@ export function eventRefusal(
 export function eventConflictRefusal(id: string): InputRefusal {
   return {
     status: 409,
-    code: 'event_conflict',
+    code: 'event_id_conflict',
     message: `event "${id}" was already published with a different type, subject, data or occurred_at; publish a change under a new id`,
     field: 'id',
   }

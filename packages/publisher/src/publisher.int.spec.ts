@@ -110,7 +110,7 @@ describe('publish inside the application’s transaction', () => {
     await publish(c, booking('evt_race_2'))
     const conflicting = publish(d, booking('evt_race_2', { subject: 'booking://other' })).catch((e: unknown) => e)
     await c.query('commit')
-    expect(await conflicting).toMatchObject({ name: 'PublishError', status: 409, code: 'event_conflict', field: 'id' })
+    expect(await conflicting).toMatchObject({ name: 'PublishError', status: 409, code: 'event_id_conflict', field: 'id' })
     await d.query('rollback')
     const rows = await sql<{ id: string; n: string }>`
       select e.id, (select count(*) from ledger l where l.event_id = e.id and l.kind = 'event.published')::text as n
@@ -132,7 +132,7 @@ describe('publish inside the application’s transaction', () => {
     for (const changed of [{ data: { booking_id: 'x' } }, { type: 'booking.cancelled' }, { occurred_at: '2001-01-01T00:00:00Z' }]) {
       const err = await h.db.transaction().execute((trx) => publish(trx, booking('evt_again', changed))).catch((e: unknown) => e)
       expect(err, JSON.stringify(changed)).toBeInstanceOf(PublishError)
-      expect(err).toMatchObject({ status: 409, code: 'event_conflict' })
+      expect(err).toMatchObject({ status: 409, code: 'event_id_conflict' })
     }
     // The same id for another owner is another event.
     await h.db.transaction().execute((trx) => publish(trx, booking('evt_again', { owner_id: 'acme' })))
@@ -195,7 +195,7 @@ describe('publish inside the application’s transaction', () => {
     const conflict = await h.db.transaction().execute((trx) =>
       publishMany(trx, [booking('evt_x'), booking('evt_x', { subject: 'booking://y' })]),
     ).catch((e: PublishError) => e)
-    expect(conflict).toMatchObject({ status: 409, code: 'event_conflict', index: 1 })
+    expect(conflict).toMatchObject({ status: 409, code: 'event_id_conflict', index: 1 })
     expect(await h.db.transaction().execute((trx) => publishMany(trx, []))).toEqual([])
   })
 

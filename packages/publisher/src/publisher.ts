@@ -116,7 +116,7 @@ const defaultPublisher = createPublisher()
  * Publishes `event` inside `trx` (a Kysely transaction of any database type, or a pg client
  * inside BEGIN … COMMIT) with the built-in catalog, into the `hookledger` schema; returns the
  * event id. The same id again with the same content is a no-op; with different content,
- * a PublishError 409 `event_conflict`.
+ * a PublishError 409 `event_id_conflict`.
  * @throws PublishError what `POST /api/events` would answer: 400, 409, 413 or 422
  */
 export const publish = (trx: PublishTransaction, event: EventToPublish): Promise<string> => defaultPublisher.publish(trx, event)

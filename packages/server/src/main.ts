@@ -12,7 +12,8 @@ const USAGE = `usage: hookledger <command>
   serve [--role api|worker|all] [--port N]   API + dispatcher (default: all)
   migrate                                     apply database migrations
   database-url                                print the database's URL (credentials included), for an app sharing it
-  listen [--port 9000] [--count N] [--json]   a local receiver that checks each request's signature and prints it
+  listen [--port 9000] [--secret whsec_…] [--status 204] [--count N] [--json]
+                                              a local receiver that checks each request's signature and prints it
   token create --owner O --scopes admin,publish [--label L] [--json | --quiet]
   token create --scopes operator [--label L] [--json]   a token for /api/operator/* (no owner)
   token list [--owner O] [--json]
