@@ -379,7 +379,7 @@ describe('admin UI in a real browser', () => {
     await context.close()
   })
 
-  it('finds a discarded delivery in the log by type, reads the answer, resends it, and explains an event', async () => {
+  it('edits an endpoint’s event types, finds a discarded delivery in the log by type, reads the answer, resends it, sees its health, and explains an event', async () => {
     const create = async (path: string, event_types: string[]) => {
       const res = await fetch(`${stack.url}/api/admin/webhooks`, {
         method: 'POST',
@@ -389,13 +389,35 @@ describe('admin UI in a real browser', () => {
       expect(res.status).toBe(201)
       return (await res.json()) as { endpoint: { id: string }; secret: string }
     }
-    const third = await create('/third', ['booking.cancelled'])
+    const third = await create('/third', ['booking.created'])
     const unsubscribed = await create('/fourth', ['access_request.*'])
-    await publish('evt_ui_log', 'booking.cancelled')
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
     await context.addInitScript(`sessionStorage.setItem('hookledger.token', ${JSON.stringify(stack.adminToken)})`)
     const { page, errors } = await openTab(context)
+
+    // Edit the endpoint's event types: booking.created off, booking.cancelled on; same id and secret.
+    const endpointPage = `${stack.url}/ui/integrations/webhooks/${third.endpoint.id}`
+    await page.goto(endpointPage)
+    await page.getByRole('button', { name: 'Edit' }).click()
+    const editForm = page.getByRole('form', { name: 'Edit endpoint' })
+    const box = (type: string) => editForm.locator(`input[type=checkbox][value="${type}"]`)
+    expect(await box('booking.created').isChecked()).toBe(true)
+    await editForm.getByLabel('URL', { exact: true }).fill('example.com/hook')
+    await editForm.getByRole('button', { name: 'Save changes' }).click()
+    expect(await page.locator('#edit-endpoint-url-error').innerText()).toContain('URL must start with http:// or https://')
+    await editForm.getByLabel('URL', { exact: true }).fill(stack.receiver.url('/third'))
+    await box('booking.created').uncheck()
+    await box('booking.cancelled').check()
+    await editForm.getByLabel('Description').fill('Cancellations')
+    await editForm.getByRole('button', { name: 'Save changes' }).click()
+    await page.getByText('Endpoint saved.').waitFor()
+    await page.locator('dl.details').getByText('booking.cancelled', { exact: true }).waitFor()
+    expect(await page.locator('dl.details').getByText('booking.created', { exact: true }).count()).toBe(0)
+    const saved = await adminGet<{ event_types: string[]; description: string }>(`/api/admin/webhooks/${third.endpoint.id}`)
+    expect(saved).toMatchObject({ event_types: ['booking.cancelled'], description: 'Cancellations' })
+    await publish('evt_ui_log', 'booking.cancelled')
+
     await page.goto(`${stack.url}/ui/deliveries`)
     await page.getByRole('heading', { level: 1, name: 'Delivery log' }).waitFor()
     const filters = page.getByRole('search', { name: 'Filter deliveries' })
@@ -430,6 +452,23 @@ describe('admin UI in a real browser', () => {
     await page.getByRole('heading', { level: 2, name: 'Run 2' }).waitFor()
     await page.locator('dl.details').getByText('completed', { exact: true }).waitFor()
     expect(stack.verified).toContain('evt_ui_log')
+
+    // Its health: one discarded attempt and one completed, drawn as a chart on its page…
+    await page.goto(endpointPage)
+    const healthSection = page.getByRole('region', { name: 'Health' })
+    await healthSection.locator('[data-figure=attempts]', { hasText: '2' }).waitFor()
+    expect(await healthSection.locator('[data-figure=success-rate]').innerText()).toBe('50%')
+    expect(await healthSection.locator('svg.health-chart rect[data-outcome=discarded]').count()).toBe(1)
+    expect(await healthSection.locator('svg.health-chart rect[data-outcome=completed]').count()).toBe(1)
+    await page.screenshot({ path: 'bench-results/ui-endpoint-health.png', fullPage: true })
+    await healthSection.getByLabel('Window').selectOption('7d')
+    await healthSection.locator('svg.health-chart g.bar').nth(27).waitFor()
+    // …and as a sparkline in the endpoint list.
+    await page.goto(`${stack.url}/ui/integrations/webhooks`)
+    const spark = page.locator(`[data-health-of="${third.endpoint.id}"] svg.sparkline`)
+    await spark.waitFor()
+    expect(await spark.getAttribute('aria-label')).toContain('2 attempts, 50% completed')
+    await page.screenshot({ path: 'bench-results/ui-endpoint-list.png', fullPage: true })
 
     await page.goto(`${stack.url}/ui/deliveries`)
     const explain = page.getByRole('form', { name: 'Explain an event' })

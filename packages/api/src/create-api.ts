@@ -150,6 +150,7 @@ export function createApi(options: ApiOptions): Hono<Env> {
       const actor = principal.scopes.includes('operator') ? 'operator' : `owner:${principal.id}`
       const reply = await op.handler({ deps, principal, actor }, input)
       if (reply.status === 204) return c.body(null, 204)
+      if (reply.location !== undefined) c.header('location', reply.location)
       return c.json(reply.body as object, reply.status)
     })
   }

@@ -71,6 +71,11 @@ const SAMPLES: Record<string, (ids: Ids) => Sample> = {
     method: 'GET',
     path: `/api/admin/webhooks/${i.endpoint}/deliveries`,
   }),
+  'webhooks.stats': (i) => ({
+    kind: 'owned',
+    method: 'GET',
+    path: `/api/admin/webhooks/${i.endpoint}/stats?window=7d`,
+  }),
   'webhooks.redeliver': (i) => ({
     kind: 'owned',
     method: 'POST',
@@ -260,7 +265,7 @@ describe('auth and isolation, walked over every route', () => {
       expect(foreign.body, op.name).toEqual(absent.body)
       walked++
     }
-    expect(walked).toBe(16)
+    expect(walked).toBe(17)
     // An embed cannot borrow another owner's access code either.
     const borrow = await api.call('PUT', '/api/admin/embeds/borrowed', {
       token: tokens.b,

@@ -37,6 +37,17 @@ const ledgerKinds = async (endpointId: string) =>
     `.execute(h.db)
   ).rows
 
+describe('webhooks.create', () => {
+  it('answers 201 with the Location of the new endpoint, which reads it', async () => {
+    const res = await api.call('POST', '/api/admin/webhooks', { token: admin, body: { url: h.receiver.url(), event_types: ['*'] } })
+    expect(res.status, res.text).toBe(201)
+    expect(res.headers.get('location')).toBe(`/api/admin/webhooks/${res.body.endpoint.id}`)
+    const read = await api.call('GET', res.headers.get('location')!, { token: admin })
+    expect(read.status).toBe(200)
+    expect(read.body.id).toBe(res.body.endpoint.id)
+  })
+})
+
 describe('webhooks.update', () => {
   it('enabled: false switches the endpoint off (no new deliveries); enabled: true switches it back on', async () => {
     const { endpoint } = await createEndpoint()

@@ -246,6 +246,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/webhooks/{id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An endpoint's health over a window, from its attempt history: attempts per bucket by outcome (24h: hourly; 7d: 6-hourly), success rate, latency p50/p95 */
+        get: operations["webhooks.stats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/webhooks/event_types": {
         parameters: {
             query?: never;
@@ -2338,6 +2355,103 @@ export interface operations {
             };
             /** @description Problem */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "webhooks.stats": {
+        parameters: {
+            query?: {
+                window?: "24h" | "7d";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attempts: number;
+                        bucket_seconds: number;
+                        buckets: {
+                            attempts: number;
+                            /** @description Attempts per outcome, as the attempt history names them */
+                            outcomes: {
+                                completed: number;
+                                discarded: number;
+                                interrupted: number;
+                                retry_scheduled: number;
+                                snoozed: number;
+                            };
+                            start: string;
+                            /** @description completed / attempts, 0..1; null with no attempts */
+                            success_rate: number | null;
+                        }[];
+                        latency_ms: {
+                            p50: number | null;
+                            p95: number | null;
+                        };
+                        /** @description Attempts per outcome, as the attempt history names them */
+                        outcomes: {
+                            completed: number;
+                            discarded: number;
+                            interrupted: number;
+                            retry_scheduled: number;
+                            snoozed: number;
+                        };
+                        /** @description Start of the first bucket (aligned to the bucket length, UTC) */
+                        since: string;
+                        /** @description completed / attempts, 0..1; null with no attempts */
+                        success_rate: number | null;
+                        /** @description Now: the last bucket is the one in progress */
+                        until: string;
+                        /** @enum {string} */
+                        window: "24h" | "7d";
+                    };
+                };
+            };
+            /** @description Problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

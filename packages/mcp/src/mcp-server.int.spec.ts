@@ -120,6 +120,7 @@ describe('createMcpServer: the MCP projection of the registry', () => {
       sent.delivery_id,
     )
     expect(await call('webhooks_redeliver', { id })).toEqual({ requeued: 0, skipped: 0 })
+    expect(await call('webhooks_stats', { id, window: '7d' })).toMatchObject({ window: '7d', attempts: 0, success_rate: null })
     expect((await call('deliveries_list', { endpoint_id: id })).data).toEqual([
       expect.objectContaining({ id: sent.delivery_id, waiting_reason: expect.objectContaining({ kind: 'due' }) }),
     ])

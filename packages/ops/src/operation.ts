@@ -32,6 +32,8 @@ export interface OpContext {
 export interface OpReply<T> {
   readonly status: 200 | 201 | 202 | 204
   readonly body: T
+  /** Where the created resource is read (a 201's `Location`), as an absolute path. */
+  readonly location?: string
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'

@@ -1,6 +1,7 @@
 import type { Operation } from './operation.js'
 import { ledgerCheckpointOp, ledgerExportOp, ledgerPublicKeyOp, ledgerVerifyOp, webhooksReceipt } from './ledger-chain-ops.js'
 import { eventsExplain } from './event-explain-ops.js'
+import { webhooksStats } from './endpoint-health-ops.js'
 import { deliveriesList, deliveriesRedeliver } from './delivery-ops.js'
 import { ledgerAuditOp, ledgerReadOp, ledgerReplayOp } from './operator-ops.js'
 import {
@@ -42,6 +43,7 @@ export const OPERATIONS: readonly Operation[] = [
   webhooksRotateSecret,
   webhooksSendTest,
   webhooksDeliveries,
+  webhooksStats,
   webhooksRedeliver,
   deliveriesList,
   deliveriesRedeliver,

@@ -136,7 +136,7 @@ export const webhooksCreate = defineOp({
         v1a_key: signsV1a(input.signature_scheme) ? freshV1aKey(ctx.deps.secretBox) : null,
       }),
     )
-    return { status: 201, body: { endpoint: endpointView(row), secret } }
+    return { status: 201, body: { endpoint: endpointView(row), secret }, location: `/api/admin/webhooks/${row.id}` }
   },
 })
 

@@ -1,86 +1,16 @@
-// One endpoint: details, the actions (enable/disable, send test, redeliver, rotate, delete),
-// the one-time secret after create or rotate, and the delivery log.
+// One endpoint: details (and their edit form), the actions (enable/disable, send test,
+// redeliver, rotate, delete), the one-time secret after create or rotate, its health chart and
+// its delivery log. Each of the last four lives in its own module.
 import { api, endpointPath } from './api.js'
 import { navigate } from './router.js'
-import {
-  badge,
-  breadcrumbs,
-  confirmDialog,
-  every,
-  fill,
-  flash,
-  h,
-  orDash,
-  pageHeading,
-  problemAlert,
-  scrollable,
-  successNotice,
-  time,
-} from './ui.js'
+import { breadcrumbs, confirmDialog, every, fill, flash, h, orDash, pageHeading, problemAlert, successNotice, time } from './ui.js'
+import { deliveryLog } from './endpoint-deliveries.js'
+import { endpointEditForm } from './endpoint-edit.js'
+import { endpointHealthSection } from './endpoint-health-chart.js'
+import { secretPanel } from './endpoint-secret-panel.js'
 import { SIGNATURE_SCHEME_LABELS, WEBHOOKS_PATH, endpointState, eventTypeList } from './webhooks.js'
 
-const DELIVERY_STATES = ['pending', 'running', 'retryable', 'completed', 'discarded']
-const LOG_PAGE_SIZE = 25
 const REFRESH_MS = 2000
-
-/** The secret, once: copy button, and the warning that it cannot be shown again. */
-function secretPanel(secret, { created }) {
-  const input = h('input', {
-    id: 'one-time-secret',
-    type: 'text',
-    readonly: true,
-    value: secret,
-    class: 'mono',
-    spellcheck: 'false',
-    'aria-describedby': 'one-time-secret-warning',
-  })
-  const copied = h('span', { class: 'muted small', role: 'status' })
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(secret)
-      copied.textContent = 'Copied to the clipboard.'
-    } catch {
-      input.focus()
-      input.select()
-      copied.textContent = 'Selected: press Ctrl+C (⌘C) to copy.'
-    }
-  }
-  const panel = h(
-    'section',
-    { class: 'secret-panel', 'aria-labelledby': 'one-time-secret-heading' },
-    h(
-      'h2',
-      { id: 'one-time-secret-heading' },
-      created ? 'Endpoint created: its signing secret' : 'New signing secret',
-    ),
-    h(
-      'p',
-      { class: 'warning', id: 'one-time-secret-warning' },
-      h('strong', {}, 'Copy this secret now: it will not be shown again. '),
-      created
-        ? 'Your receiver verifies the webhook-signature header with it.'
-        : 'The previous secret keeps signing alongside it for the grace window, so update the receiver soon.',
-    ),
-    h(
-      'div',
-      { class: 'secret-row' },
-      h('label', { for: input.id, class: 'visually-hidden' }, 'Signing secret'),
-      input,
-      h('button', { type: 'button', class: 'button', onclick: copy }, 'Copy'),
-    ),
-    copied,
-    h(
-      'div',
-      { class: 'button-row' },
-      h(
-        'button',
-        { type: 'button', class: 'button secondary', onclick: () => panel.remove() },
-        'I have stored it',
-      ),
-    ),
-  )
-  return panel
-}
 
 export async function endpointPage({ main, params: [id], signal }) {
   document.title = 'Endpoint · hookledger admin'
@@ -262,6 +192,32 @@ export async function endpointPage({ main, params: [id], signal }) {
   )
 
   const log = deliveryLog(id, signal)
+  const health = endpointHealthSection(id, signal)
+  const editSlot = h('div')
+  const edit = h('button', { type: 'button', class: 'button secondary small', 'aria-expanded': 'false' }, 'Edit')
+  const closeEdit = () => {
+    editSlot.replaceChildren()
+    details.hidden = false
+    edit.hidden = false
+    edit.setAttribute('aria-expanded', 'false')
+    edit.focus()
+  }
+  edit.addEventListener('click', () => {
+    const form = endpointEditForm(endpoint, {
+      signal,
+      onSaved: (updated) => {
+        endpoint = updated
+        renderEndpoint()
+        say('Endpoint saved.')
+      },
+      onClose: closeEdit,
+    })
+    fill(editSlot, form)
+    details.hidden = true
+    edit.hidden = true
+    edit.setAttribute('aria-expanded', 'true')
+    form.querySelector('input')?.focus()
+  })
   fill(
     main,
     breadcrumbs(['Integrations', WEBHOOKS_PATH], ['Webhooks', WEBHOOKS_PATH], ['Endpoint']),
@@ -286,13 +242,15 @@ export async function endpointPage({ main, params: [id], signal }) {
     h(
       'section',
       { 'aria-labelledby': 'details-heading' },
-      h('h2', { id: 'details-heading' }, 'Details'),
+      h('div', { class: 'section-head' }, h('h2', { id: 'details-heading' }, 'Details'), edit),
       details,
+      editSlot,
     ),
+    health.section,
     log.section,
   )
   renderEndpoint()
-  await log.reload()
+  await Promise.all([log.reload(), health.reload()])
 
   every(REFRESH_MS, signal, async () => {
     try {
@@ -304,185 +262,9 @@ export async function endpointPage({ main, params: [id], signal }) {
     } catch {
       // The log's own refresh shows what is wrong; a 401 has already signed the user out.
     }
-    await log.refresh()
+    await Promise.all([log.refresh(), health.refresh()])
   })
 }
 
 const row = (term, ...value) => [h('dt', {}, term), h('dd', {}, ...value)]
 
-/** The last answer's status and, when there was one, the error. */
-function lastResult(d) {
-  if (d.last_status === null && !d.last_error) return orDash(null)
-  return [
-    d.last_status === null ? null : h('span', { class: 'num' }, String(d.last_status)),
-    d.last_status !== null && d.last_error ? ' · ' : null,
-    d.last_error,
-  ]
-}
-
-/** The endpoint's deliveries, newest first, with a state filter, "Load more" and a live first page. */
-function deliveryLog(id, signal) {
-  const stateFilter = h(
-    'select',
-    { id: 'delivery-state', name: 'state' },
-    h('option', { value: '' }, 'All states'),
-    DELIVERY_STATES.map((s) => h('option', { value: s }, s)),
-  )
-  const body = h('tbody')
-  const table = h(
-    'table',
-    { class: 'table' },
-    h('caption', { class: 'visually-hidden' }, 'Deliveries of this endpoint, newest first'),
-    h(
-      'thead',
-      {},
-      h(
-        'tr',
-        {},
-        ['Event', 'State', 'Attempts', 'Last result', 'Next attempt', 'Created'].map((c) =>
-          h('th', { scope: 'col' }, c),
-        ),
-        h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Attempts page')),
-      ),
-    ),
-    body,
-  )
-  const status = h('div')
-  const more = h('div', { class: 'button-row' })
-  /** Older pages shown: the live refresh would drop them, so it pauses. */
-  let expanded = false
-  let shown = ''
-  let failed = false
-  let generation = 0
-
-  const rows = (deliveries) =>
-    deliveries.map((d) =>
-      h(
-        'tr',
-        { 'data-delivery-id': d.id },
-        h(
-          'td',
-          { class: 'event-cell' },
-          h('code', {}, d.event_type),
-          h('div', { class: 'muted small mono' }, d.event_id),
-        ),
-        h('td', {}, badge(d.state)),
-        h('td', { class: 'num' }, String(d.attempts)),
-        h('td', { class: 'error-cell' }, lastResult(d)),
-        h('td', { class: 'nowrap' }, time(d.next_attempt_at, { short: true })),
-        h('td', { class: 'nowrap' }, time(d.created_at, { short: true })),
-        h(
-          'td',
-          { class: 'nowrap' },
-          h(
-            'a',
-            { href: d.link },
-            'View attempts',
-            h('span', { class: 'visually-hidden' }, ` of ${d.event_id}`),
-          ),
-        ),
-      ),
-    )
-
-  const setMore = (cursor, filter) =>
-    fill(
-      more,
-      cursor
-        ? h(
-            'button',
-            {
-              type: 'button',
-              class: 'button secondary',
-              onclick: (e) => loadMore(e.currentTarget, cursor, filter),
-            },
-            'Load more',
-          )
-        : null,
-    )
-
-  async function loadMore(button, cursor, filter) {
-    button.disabled = true
-    const mine = generation
-    try {
-      const page = await api('GET', endpointPath(id, '/deliveries'), {
-        query: { state: filter, limit: LOG_PAGE_SIZE, cursor },
-        signal,
-      })
-      if (mine !== generation) return
-      expanded = true
-      body.append(...rows(page.data))
-      setMore(page.next_cursor, filter)
-    } catch (err) {
-      button.disabled = false
-      if (!signal.aborted) fill(status, problemAlert(err, 'Could not load more deliveries.'))
-    }
-  }
-
-  /** The first page again; with `quiet` (the timer) nothing changes on screen unless the rows did. */
-  async function loadFirst(quiet) {
-    const mine = ++generation
-    const filter = stateFilter.value
-    try {
-      const page = await api('GET', endpointPath(id, '/deliveries'), {
-        query: { state: filter, limit: LOG_PAGE_SIZE },
-        signal,
-      })
-      if (mine !== generation) return
-      const key = JSON.stringify(page)
-      if (quiet && key === shown && !failed) return
-      shown = key
-      failed = false
-      expanded = false
-      fill(body, rows(page.data))
-      table.hidden = page.data.length === 0
-      status.replaceChildren()
-      if (page.data.length === 0) {
-        status.append(
-          h(
-            'p',
-            { class: 'empty' },
-            filter
-              ? `No ${filter} deliveries.`
-              : 'No deliveries yet. Publish an event of a subscribed type, or use Send test.',
-          ),
-        )
-      }
-      setMore(page.next_cursor, filter)
-    } catch (err) {
-      if (mine !== generation || signal.aborted) return
-      failed = true
-      fill(status, problemAlert(err, 'Could not load the deliveries.'))
-    }
-  }
-
-  stateFilter.addEventListener('change', () => loadFirst(false))
-  const section = h(
-    'section',
-    { 'aria-labelledby': 'log-heading' },
-    h(
-      'div',
-      { class: 'section-head' },
-      h('h2', { id: 'log-heading' }, 'Delivery log'),
-      h(
-        'div',
-        { class: 'toolbar' },
-        h('label', { for: stateFilter.id }, 'State'),
-        stateFilter,
-        h(
-          'button',
-          { type: 'button', class: 'button secondary small', onclick: () => loadFirst(false) },
-          'Refresh',
-        ),
-      ),
-    ),
-    h('p', { class: 'hint' }, 'Refreshes by itself every few seconds.'),
-    status,
-    scrollable(table),
-    more,
-  )
-  return {
-    section,
-    reload: () => loadFirst(false),
-    refresh: () => (expanded ? Promise.resolve() : loadFirst(true)),
-  }
-}

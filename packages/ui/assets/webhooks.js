@@ -15,8 +15,9 @@ import {
   showFieldError,
   successNotice,
   time,
-  uid,
 } from './ui.js'
+import { fillSparkline } from './endpoint-health-chart.js'
+import { chosenEventTypes, controlForField, eventTypeGroups } from './endpoint-form-fields.js'
 
 export const WEBHOOKS_PATH = '/ui/integrations/webhooks'
 export const endpointPagePath = (id) => `${WEBHOOKS_PATH}/${encodeURIComponent(id)}`
@@ -59,7 +60,7 @@ export async function webhooksPage({ main, signal }) {
       h(
         'tr',
         {},
-        ['URL', 'State', 'Event types', 'Created'].map((c) => h('th', { scope: 'col' }, c)),
+        ['URL', 'State', 'Last 24 h', 'Event types', 'Created'].map((c) => h('th', { scope: 'col' }, c)),
       ),
     ),
     body,
@@ -88,6 +89,8 @@ export async function webhooksPage({ main, signal }) {
 
   const addRows = (endpoints) => {
     for (const e of endpoints) {
+      const health = h('td', { class: 'health-cell', 'data-health-of': e.id }, h('span', { class: 'muted small' }, '…'))
+      void fillSparkline(health, e.id, signal)
       body.append(
         h(
           'tr',
@@ -99,6 +102,7 @@ export async function webhooksPage({ main, signal }) {
             e.description ? h('div', { class: 'muted small' }, e.description) : null,
           ),
           h('td', {}, endpointState(e)),
+          health,
           h('td', {}, eventTypeList(e.event_types)),
           h('td', { class: 'nowrap' }, time(e.created_at, { short: true })),
         ),
@@ -156,15 +160,12 @@ export async function webhooksPage({ main, signal }) {
   }
 }
 
-/** Globs typed by hand: separated by commas, spaces or new lines. */
 /** What each signature scheme puts in the webhook-signature header, for people. */
 export const SIGNATURE_SCHEME_LABELS = {
   v1: 'v1 — HMAC-SHA256 with the whsec_ secret',
   v1a: 'v1a — ed25519, verified with the whpk_ public key',
   'v1+v1a': 'v1 and v1a — both signatures on every request',
 }
-
-const splitGlobs = (text) => text.split(/[\s,]+/).filter(Boolean)
 
 export async function newEndpointPage({ main, signal }) {
   document.title = 'Add endpoint · hookledger admin'
@@ -295,11 +296,7 @@ export async function newEndpointPage({ main, signal }) {
     event.preventDefault()
     clearFieldErrors(form)
     formNotice.replaceChildren()
-    const ticked = [...typesBox.querySelectorAll('input[type=checkbox]:checked')].map(
-      (c) => c.value,
-    )
-    const typed = splitGlobs(globs.value)
-    const eventTypes = [...new Set([...ticked, ...typed])]
+    const { eventTypes, typed } = chosenEventTypes(typesBox, globs)
     let focusTarget = null
     if (!url.value.trim()) {
       showFieldError(url, 'Enter the URL that should receive the events.')
@@ -349,56 +346,3 @@ export async function newEndpointPage({ main, signal }) {
   }
 }
 
-/** The control a problem's field names: `url`, `description`, or `event_types.<i>` (ticked or typed). */
-function controlForField(field, eventTypes, typed, controls) {
-  if (field === 'url') return controls.url
-  if (field === 'description') return controls.description
-  const m = /^event_types(?:\.(\d+))?$/.exec(field ?? '')
-  if (!m) return null
-  const value = m[1] === undefined ? undefined : eventTypes[Number(m[1])]
-  return value !== undefined && typed.includes(value) ? controls.globs : controls.typesFieldset
-}
-
-/** An event type that may wrap after its dots and underscores, never inside a word. */
-const typeName = (type) =>
-  h(
-    'code',
-    {},
-    type.split(/(?<=[._])/).flatMap((part, i) => (i === 0 ? [part] : [h('wbr'), part])),
-  )
-
-/** Groups in reading order: `core` (tests, corpus notes) first, then A to Z. */
-const groupOrder = (a, b) => (a === 'core' ? -1 : b === 'core' ? 1 : a.localeCompare(b))
-
-/** Checkboxes for the webhook-visible types, grouped as the catalog groups them. */
-function eventTypeGroups(types) {
-  const groups = new Map()
-  for (const t of types) {
-    const group = t.group || 'other'
-    if (!groups.has(group)) groups.set(group, [])
-    groups.get(group).push(t)
-  }
-  return [...groups]
-    .sort(([a], [b]) => groupOrder(a, b))
-    .map(([group, list]) =>
-      h(
-        'fieldset',
-        { class: 'type-group' },
-        h('legend', {}, group),
-        list.map((t) => {
-          const id = uid('type')
-          return h(
-            'div',
-            { class: 'check' },
-            h('input', { type: 'checkbox', id, name: 'event_types', value: t.type }),
-            h(
-              'label',
-              { for: id },
-              typeName(t.type),
-              t.description ? h('span', { class: 'muted small block' }, t.description) : null,
-            ),
-          )
-        }),
-      ),
-    )
-}

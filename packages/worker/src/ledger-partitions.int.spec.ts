@@ -96,8 +96,9 @@ describe('migration 0011: the ledger becomes range-partitioned', () => {
       expect(attached).toEqual([
         { child: 'ledger_p_initial_chain_order_idx', parent: 'ledger_chain_order_idx' },
         { child: 'ledger_p_initial_delivery_id_idx', parent: 'ledger_delivery_id_idx' },
+        { child: 'ledger_p_initial_endpoint_id_occurred_at_idx', parent: 'ledger_endpoint_attempts_idx' },
         { child: 'ledger_p_initial_endpoint_idx', parent: 'ledger_endpoint_idx' },
-        // Migration 0016 (the event decisions index) creates it on every partition.
+        // Migrations 0016 (the event decisions index) and 0017 (endpoint attempts) create theirs on every partition.
         { child: 'ledger_p_initial_event_id_idx', parent: 'ledger_event_decisions_idx' },
         { child: 'ledger_p_initial_pkey', parent: 'ledger_pkey' },
         { child: 'ledger_p_initial_retired_idx', parent: 'ledger_retired_idx' },

@@ -1,0 +1,100 @@
+// "Edit endpoint": URL, description and event types (the same type boxes as "Add endpoint"),
+// saved with `webhooks.update` (PATCH). The endpoint keeps its id, secret and history.
+import { api, endpointPath } from './api.js'
+import { chosenEventTypes, controlForField, eventTypeGroups } from './endpoint-form-fields.js'
+import { clearFieldErrors, fill, h, problemAlert, showFieldError } from './ui.js'
+
+/**
+ * The edit form for `endpoint`, built when opened. `onSaved(updated)` gets the new endpoint;
+ * `onClose()` is called on save and on cancel.
+ */
+export function endpointEditForm(endpoint, { signal, onSaved, onClose }) {
+  const url = h('input', { id: 'edit-endpoint-url', name: 'url', type: 'url', required: true, maxlength: '2048', autocomplete: 'off', value: endpoint.url })
+  const description = h('input', { id: 'edit-endpoint-description', name: 'description', type: 'text', maxlength: '1000', autocomplete: 'off', value: endpoint.description })
+  const globs = h('input', { id: 'edit-endpoint-globs', name: 'globs', type: 'text', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'edit-endpoint-globs-hint' })
+  const typesBox = h('div', { class: 'event-types', id: 'edit-event-types' }, h('p', { class: 'muted' }, 'Loading event types…'))
+  const typesFieldset = h(
+    'fieldset',
+    { class: 'field', id: 'edit-event-types-fieldset' },
+    h('legend', {}, 'Event types'),
+    typesBox,
+  )
+  const notice = h('div')
+  const save = h('button', { type: 'submit', class: 'button' }, 'Save changes')
+  const form = h(
+    'form',
+    { class: 'card edit-form', novalidate: true, 'aria-labelledby': 'edit-endpoint-heading' },
+    h('h3', { id: 'edit-endpoint-heading' }, 'Edit endpoint'),
+    h('div', { class: 'field' }, h('label', { for: url.id }, 'URL'), url),
+    h('div', { class: 'field' }, h('label', { for: description.id }, 'Description ', h('span', { class: 'muted' }, '(optional)')), description),
+    typesFieldset,
+    h(
+      'div',
+      { class: 'field' },
+      h('label', { for: globs.id }, 'More event types or globs ', h('span', { class: 'muted' }, '(optional)')),
+      globs,
+      h('p', { class: 'hint', id: 'edit-endpoint-globs-hint' }, 'Separated by commas or spaces, e.g. ', h('code', {}, 'booking.*'), '.'),
+    ),
+    notice,
+    h(
+      'div',
+      { class: 'button-row' },
+      save,
+      h('button', { type: 'button', class: 'button secondary', onclick: () => onClose() }, 'Cancel'),
+    ),
+  )
+
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault()
+    clearFieldErrors(form)
+    notice.replaceChildren()
+    const { eventTypes, typed } = chosenEventTypes(typesBox, globs)
+    const target = url.value.trim()
+    let focus = null
+    if (!target) {
+      showFieldError(url, 'Enter the URL that should receive the events.')
+      focus = url
+    } else if (!/^https?:\/\//i.test(target)) {
+      showFieldError(url, 'URL must start with http:// or https://')
+      focus = url
+    }
+    if (eventTypes.length === 0) {
+      showFieldError(typesFieldset, 'Tick at least one event type, or type a glob below.')
+      focus ??= typesBox.querySelector('input') ?? globs
+    }
+    if (focus) return focus.focus()
+    save.disabled = true
+    try {
+      const updated = await api('PATCH', endpointPath(endpoint.id), {
+        body: { url: target, description: description.value.trim(), event_types: eventTypes },
+      })
+      onSaved(updated)
+      onClose()
+    } catch (err) {
+      const control = controlForField(err.field, eventTypes, typed, { url, description, globs, typesFieldset })
+      if (control) {
+        showFieldError(control, `${err.detail ?? err.title}`)
+        ;(control.matches('fieldset') ? control.querySelector('input') : control)?.focus()
+      } else if (!signal.aborted) {
+        notice.append(problemAlert(err, 'Could not save the endpoint.'))
+      }
+    } finally {
+      save.disabled = false
+    }
+  })
+
+  // The catalog's exact types are ticked; any other glob stays typed.
+  void api('GET', '/api/admin/webhooks/event_types', { signal }).then(
+    (types) => {
+      const known = new Set(types.data.map((t) => t.type))
+      fill(typesBox, eventTypeGroups(types.data, endpoint.event_types))
+      globs.value = endpoint.event_types.filter((t) => !known.has(t)).join(', ')
+    },
+    (err) => {
+      if (signal.aborted) return
+      globs.value = endpoint.event_types.join(', ')
+      fill(typesBox, problemAlert(err, 'Could not load the event types; edit them as globs below.'))
+    },
+  )
+  return form
+}
