@@ -244,7 +244,8 @@ describe('webhooks.rotate_secret', () => {
     })
     expect(rotated.status).toBe(200)
     // public_key is the new whpk_ key of an endpoint with a v1a key pair; a v1 one has none.
-    expect(rotated.body).toEqual({ secret: expect.any(String), public_key: null })
+    // It says when the previous secret stops signing (the grace window: 24 h by default).
+    expect(rotated.body).toEqual({ secret: expect.any(String), public_key: null, previous_secret_expires_at: new Date(h.clock.now().getTime() + 24 * 3_600_000).toISOString() })
     const second = rotated.body.secret as string
     expect(second).toMatch(/^whsec_/)
     expect(second).not.toBe(first)
@@ -260,6 +261,37 @@ describe('webhooks.rotate_secret', () => {
     // Never shown again.
     const again = await api.call('GET', `/api/admin/webhooks/${endpoint.id}`, { token: admin })
     expect(again.text).not.toContain(second.slice(6))
+  })
+
+  it('a second rotation inside the grace window is refused, naming when it ends, unless the previous secret is expired now', async () => {
+    const { endpoint, secret: first } = await createEndpoint()
+    const rotate = (body?: object) =>
+      api.call('POST', `/api/admin/webhooks/${endpoint.id}/rotate_secret`, { token: admin, ...(body ? { body } : {}) })
+    const one = await rotate()
+    const second = one.body.secret as string
+    const refused = await rotate()
+    expect(refused.status).toBe(409)
+    expect(refused.body).toMatchObject({ code: 'rotation_in_grace', field: 'expire_previous' })
+    expect(refused.body.detail).toContain(one.body.previous_secret_expires_at)
+    // Forced: the first secret stops signing now; the second becomes the previous one.
+    const forced = await rotate({ expire_previous: true })
+    expect(forced.status).toBe(200)
+    const third = forced.body.secret as string
+    await publish('evt_rotated_twice')
+    await h.step()
+    const req = h.receiver.requests.at(-1)!
+    const verifies = (secret: string) => {
+      try {
+        new Webhook(secret).verify(req.body, req.headers as Record<string, string>)
+        return true
+      } catch {
+        return false
+      }
+    }
+    expect([first, second, third].map(verifies)).toEqual([false, true, true])
+    // After the window, rotating is allowed again without asking.
+    h.clock.advance(24 * 3_600_000 + 1)
+    expect((await rotate()).status).toBe(200)
   })
 })
 

@@ -221,7 +221,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A new secret, shown in this answer only, and a new v1a key pair if the endpoint has one; the previous ones keep signing for the grace window */
+        /** A new secret, shown in this answer only, and a new v1a key pair if the endpoint has one; the previous ones keep signing for the grace window (until previous_secret_expires_at). While a previous secret still signs, another rotation is refused (409) unless expire_previous is true */
         post: operations["webhooks.rotate_secret"];
         delete?: never;
         options?: never;
@@ -2178,7 +2178,13 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    expire_previous?: boolean;
+                };
+            };
+        };
         responses: {
             /** @description OK */
             200: {
@@ -2187,6 +2193,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        previous_secret_expires_at: string | null;
                         /** @description whpk_ + base64 of the ed25519 public key that verifies v1a signatures; null until the scheme includes v1a */
                         public_key: string | null;
                         secret: string;

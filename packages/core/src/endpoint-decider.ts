@@ -143,6 +143,23 @@ export interface RotationKeys {
  * `webhooks.rotate_secret`: the new secret (and key pair) become current; the previous ones
  * keep signing until `now + graceMs`. A second rotation inside the window drops the oldest.
  */
+/**
+ * The second-rotation rule. While a previous secret still signs (its grace window has not
+ * ended), another rotation would drop it at once — and with it every receiver not yet moved to
+ * the current secret — so it is refused, naming when the window ends, unless the caller asks to
+ * `expire_previous` now (the previous secret stops signing, the current one becomes the
+ * previous, the new one current). After the window, a rotation is always allowed. Returns the
+ * end of the window that blocks the rotation, or null.
+ */
+export function secretRotationBlockedUntil(
+  row: Pick<EndpointRow, 'prev_secret_sealed' | 'prev_secret_expires_at'>,
+  now: Date,
+  expirePrevious: boolean,
+): Date | null {
+  if (expirePrevious || row.prev_secret_sealed === null || row.prev_secret_expires_at === null) return null
+  return row.prev_secret_expires_at.getTime() > now.getTime() ? row.prev_secret_expires_at : null
+}
+
 export function decideSecretRotation(
   row: EndpointRow,
   keys: RotationKeys,

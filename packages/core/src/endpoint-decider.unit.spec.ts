@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest'
 import { DeliveryOutcome, JOB_TIMEOUT_MS, type AttemptFacts } from './delivery-decider.js'
 import {
+  secretRotationBlockedUntil,
   DISABLE_AFTER_FAILING_MS,
   decideEndpointAfterOutcome,
   decideEndpointUpdate,
@@ -642,5 +643,18 @@ describe('applyEntry', () => {
     const set: ProjectionSet = { endpoints: new Map(), deliveries: new Map() }
     applyEntry(set, { ...base(at(0)), kind: 'endpoint.failing', payload: { since: isoAt(0) } })
     expect(set.endpoints.size).toBe(0)
+  })
+})
+
+describe('secretRotationBlockedUntil: the second-rotation rule', () => {
+  const until = at(24 * 3_600_000)
+  it.each<[string, { prev_secret_sealed: Uint8Array | null; prev_secret_expires_at: Date | null }, number, boolean, Date | null]>([
+    ['never rotated', { prev_secret_sealed: null, prev_secret_expires_at: null }, 0, false, null],
+    ['previous still signing: blocked until it stops', { prev_secret_sealed: new Uint8Array([1]), prev_secret_expires_at: until }, 1_000, false, until],
+    ['previous still signing, expire_previous: allowed', { prev_secret_sealed: new Uint8Array([1]), prev_secret_expires_at: until }, 1_000, true, null],
+    ['the window just ended: allowed', { prev_secret_sealed: new Uint8Array([1]), prev_secret_expires_at: until }, 24 * 3_600_000, false, null],
+    ['rotated with no grace (previous dropped at once): allowed', { prev_secret_sealed: null, prev_secret_expires_at: null }, 1_000, false, null],
+  ])('%s', (_name, row, ms, expire, expected) => {
+    expect(secretRotationBlockedUntil(row, at(ms), expire)).toEqual(expected)
   })
 })

@@ -300,24 +300,38 @@ export const webhooksDelete = defineOp({
 export const webhooksRotateSecret = defineOp({
   name: 'webhooks.rotate_secret',
   summary:
-    'A new secret, shown in this answer only, and a new v1a key pair if the endpoint has one; the previous ones keep signing for the grace window',
+    'A new secret, shown in this answer only, and a new v1a key pair if the endpoint has one; the previous ones keep signing for the grace window (until previous_secret_expires_at). While a previous secret still signs, another rotation is refused (409) unless expire_previous is true',
   scope: 'admin',
   http: { method: 'POST', path: '/api/admin/webhooks/:id/rotate_secret' },
-  input: z.strictObject({ id: uuidParam }),
-  output: z.object({ secret: z.string(), public_key: publicKeySchema }),
+  input: z.strictObject({ id: uuidParam, expire_previous: z.boolean().optional() }),
+  output: z.object({ secret: z.string(), public_key: publicKeySchema, previous_secret_expires_at: z.string().nullable() }),
   async handler(ctx, input) {
     const secret = generateWebhookSecret()
-    const row = await ctx.deps.db.transaction().execute((trx) =>
-      endpointRotateSecret(trx, ownerCtx(ctx), input.id, {
-        secret_sealed: ctx.deps.secretBox.seal(secret),
-        secret_key_id: secretKeyId(secret),
-        // Used only if the endpoint has a key pair (known once its row is locked).
-        v1a_key: freshV1aKey(ctx.deps.secretBox),
-        graceMs: ctx.deps.rotationGraceMs,
-      }),
+    const result = await ctx.deps.db.transaction().execute((trx) =>
+      endpointRotateSecret(
+        trx,
+        ownerCtx(ctx),
+        input.id,
+        {
+          secret_sealed: ctx.deps.secretBox.seal(secret),
+          secret_key_id: secretKeyId(secret),
+          // Used only if the endpoint has a key pair (known once its row is locked).
+          v1a_key: freshV1aKey(ctx.deps.secretBox),
+          graceMs: ctx.deps.rotationGraceMs,
+        },
+        { expirePrevious: input.expire_previous ?? false },
+      ),
     )
-    if (!row) throw notFound('endpoint')
-    return ok({ secret, public_key: row.v1a_public_key })
+    if (!result) throw notFound('endpoint')
+    if ('blockedUntil' in result) {
+      throw new OpError(
+        409,
+        'rotation_in_grace',
+        `the previous secret still signs until ${result.blockedUntil.toISOString()}: rotating now would drop it at once; rotate after that, or pass expire_previous: true to drop it now`,
+        'expire_previous',
+      )
+    }
+    return ok({ secret, public_key: result.v1a_public_key, previous_secret_expires_at: result.prev_secret_expires_at?.toISOString() ?? null })
   },
 })
 

@@ -6,6 +6,7 @@ import {
   decideDelivery,
   decideEndpointUpdate,
   decideSecretRotation,
+  secretRotationBlockedUntil,
   iso,
   signsV1a,
   type DeliveryRow,
@@ -146,9 +147,12 @@ export async function endpointRotateSecret(
   ctx: CommandContext,
   id: string,
   keys: RotationKeys,
-): Promise<EndpointRow | null> {
+  options: { expirePrevious?: boolean } = {},
+): Promise<EndpointRow | { blockedUntil: Date } | null> {
   const row = await endpointLock(trx, ctx, id)
   if (!row) return null
+  const blockedUntil = secretRotationBlockedUntil(row, ctx.now, options.expirePrevious ?? false)
+  if (blockedUntil) return { blockedUntil }
   const entry = decideSecretRotation(row, keys, ctx.now, ctx.actor)
   const { endpoints } = await ledgerWrite(trx, { base: { endpoints: [row] }, entries: [entry] })
   return endpoints.get(id)!
