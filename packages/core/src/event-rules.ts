@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { z } from 'zod'
+import { inputIssueMessage } from './input-messages.js'
 import type { EventCatalog } from './event-catalog.js'
 
 /** `data` is identifiers and flags only; larger than this encoded is refused with 413. */
@@ -83,7 +84,7 @@ export function zodProblem(error: z.ZodError): { field: string; message: string 
   const issue = error.issues[0]!
   const path = issue.path.map(String)
   if (issue.code === 'unrecognized_keys') return { field: [...path, issue.keys[0] ?? ''].join('.'), message: 'is not a known field' }
-  return { field: path.join('.'), message: issue.message }
+  return { field: path.join('.'), message: inputIssueMessage(issue) }
 }
 
 /** What the catalog and the size limit say of a well-formed event: null when it may be stored. */
