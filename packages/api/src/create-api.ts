@@ -13,6 +13,7 @@ import {
 } from '@hookledger/ops'
 import { bearerPrincipal, createInstrumentRoutes, unauthorized, type ApiInstruments } from './instrument-routes.js'
 import { buildOpenApi } from './openapi.js'
+import { PROBLEM_STATUS } from './problem-status.js'
 import { problem } from './problem.js'
 
 /** Whole request bodies above this are refused with 413 before parsing. */
@@ -62,16 +63,16 @@ async function rawInput(c: Context<Env>, op: Operation): Promise<Record<string, 
     if (text.trim() !== '') {
       const type = c.req.header('content-type') ?? ''
       if (!/^application\/(.+\+)?json\b/i.test(type)) {
-        throw new OpError(415, 'unsupported_media_type', 'send the body as application/json')
+        throw new OpError('unsupported_media_type', 'send the body as application/json')
       }
       let parsed: unknown
       try {
         parsed = JSON.parse(text)
       } catch {
-        throw new OpError(400, 'invalid_json', 'the body is not valid JSON')
+        throw new OpError('invalid_json', 'the body is not valid JSON')
       }
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-        throw new OpError(400, 'invalid_input', 'the body must be a JSON object')
+        throw new OpError('invalid_input', 'the body must be a JSON object')
       }
       raw = parsed as Record<string, unknown>
     }
@@ -168,7 +169,7 @@ export function createApi(options: ApiOptions): Hono<Env> {
   })
 
   app.onError((err, c) => {
-    if (err instanceof OpError) return problem(c, err.status, err.code, err.message, err.field)
+    if (err instanceof OpError) return problem(c, PROBLEM_STATUS[err.code], err.code, err.message, err.field)
     if (err instanceof HTTPException && err.status < 500) {
       return problem(c, err.status, 'bad_request', err.message || 'the request cannot be read')
     }

@@ -267,7 +267,7 @@ describe('embed endpoints ask the table-backed port, once per event', () => {
       body: { access_code_id: 'gone' },
     })
     expect(revoked.status).toBe(422)
-    expect(revoked.body).toMatchObject({ code: 'access_code_revoked', field: 'access_code_id' })
+    expect(revoked.body).toMatchObject({ code: 'revoked_access_code', field: 'access_code_id' })
   })
 
   it('an endpoint naming an embed that does not exist gets no corpus notes (fails closed)', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { publish, type PublishError } from '@hookledger/publisher'
 import { testDatabase, type TestDatabase } from '@hookledger/testkit'
 import { testApi } from './testing.js'
+import { PROBLEM_STATUS } from './problem-status.js'
 
 // `POST /api/events` and `@hookledger/publisher` are two doors to one rule set: each event
 // below gets the same answer from both.
@@ -23,7 +24,7 @@ const viaPublisher = (body: Record<string, unknown>) =>
   database.db
     .transaction()
     .execute(async (trx) => (await publish(trx, { owner_id: 'default', ...body } as never), { status: 0 }))
-    .catch((e: PublishError) => ({ status: e.status, code: e.code }))
+    .catch((e: PublishError) => ({ status: PROBLEM_STATUS[e.code], code: e.code }))
 
 const base = { type: 'booking.created', subject: 'booking://1', data: { booking_id: '1' } }
 

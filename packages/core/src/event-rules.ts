@@ -1,7 +1,7 @@
 /**
  * The rules a published event must pass, whichever way it arrives: `POST /api/events` (ops)
  * or `@hookledger/publisher` inside an application's transaction. One definition, so both
- * refuse the same events with the same status, code, message and field.
+ * refuse the same events with the same code, message and field.
  */
 import { randomUUID } from 'node:crypto'
 import { z } from 'zod'
@@ -44,9 +44,11 @@ export const publishInputSchema = z.strictObject({
 export type PublishInput = z.input<typeof publishInputSchema>
 
 /** A refusal of an input, as every way in renders it (HTTP problem, library error). */
+/** The codes of an event's refusal (the HTTP path maps each to its status, in one table). */
+export type InputRefusalCode = 'invalid_input' | 'unknown_event_type' | 'reserved_event_type' | 'payload_too_large' | 'event_id_conflict'
+
 export interface InputRefusal {
-  readonly status: 400 | 409 | 413 | 422
-  readonly code: string
+  readonly code: InputRefusalCode
   readonly message: string
   /** The input field at fault, as a dotted path (`data.x`). */
   readonly field?: string
@@ -54,7 +56,7 @@ export interface InputRefusal {
 
 /** An input problem: 400 `invalid_input`, naming the field in the message too. */
 export function invalidInputRefusal(field: string | undefined, message: string): InputRefusal {
-  return { status: 400, code: 'invalid_input', message: field ? `${field}: ${message}` : message, ...(field ? { field } : {}) }
+  return { code: 'invalid_input', message: field ? `${field}: ${message}` : message, ...(field ? { field } : {}) }
 }
 
 // NUL cannot be stored in a PostgreSQL text or jsonb value, and a lone surrogate cannot be
@@ -93,14 +95,14 @@ export function eventRefusal(
   event: { readonly type: string; readonly data: Record<string, unknown> },
 ): InputRefusal | null {
   if (!catalog.isKnown(event.type)) {
-    return { status: 422, code: 'unknown_event_type', message: `event type "${event.type}" is not declared in the catalog`, field: 'type' }
+    return { code: 'unknown_event_type', message: `event type "${event.type}" is not declared in the catalog`, field: 'type' }
   }
   if (catalog.isReserved(event.type)) {
-    return { status: 422, code: 'reserved_event_type', message: `event type "${event.type}" is published by hookledger itself, not by applications`, field: 'type' }
+    return { code: 'reserved_event_type', message: `event type "${event.type}" is published by hookledger itself, not by applications`, field: 'type' }
   }
   const bytes = Buffer.byteLength(JSON.stringify(event.data), 'utf8')
   if (bytes > EVENT_DATA_MAX_BYTES) {
-    return { status: 413, code: 'payload_too_large', message: `data is ${bytes} bytes encoded; the limit is ${EVENT_DATA_MAX_BYTES}`, field: 'data' }
+    return { code: 'payload_too_large', message: `data is ${bytes} bytes encoded; the limit is ${EVENT_DATA_MAX_BYTES}`, field: 'data' }
   }
   return null
 }
@@ -108,7 +110,6 @@ export function eventRefusal(
 /** The refusal of a second publication of `id` whose content differs from the stored one. */
 export function eventConflictRefusal(id: string): InputRefusal {
   return {
-    status: 409,
     code: 'event_id_conflict',
     message: `event "${id}" was already published with a different type, subject, data or occurred_at; publish a change under a new id`,
     field: 'id',

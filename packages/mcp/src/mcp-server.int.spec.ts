@@ -174,7 +174,7 @@ describe('createMcpServer: the MCP projection of the registry', () => {
     const { call, client } = await connect('acme', ['admin', 'publish'])
     expect(await call('webhooks_get', { id: 'nope' })).toEqual({
       isError: true,
-      problem: { code: 'invalid_input', message: 'id: must be a UUID', field: 'id', status: 400 },
+      problem: { code: 'invalid_input', message: 'id: must be a UUID', field: 'id' },
     })
     expect((await call('webhooks_list', { limit: 500 })).problem.field).toBe('limit')
     expect((await call('webhooks_list', { colour: 'red' })).problem).toMatchObject({
@@ -186,10 +186,10 @@ describe('createMcpServer: the MCP projection of the registry', () => {
     expect(
       (await call('webhooks_create', { url: 'http://127.0.0.1:9/', event_types: ['nope.*'] }))
         .problem,
-    ).toMatchObject({ code: 'glob_matches_nothing', field: 'event_types.0', status: 422 })
+    ).toMatchObject({ code: 'glob_matches_nothing', field: 'event_types.0' })
     expect(
       (await call('webhooks_get', { id: '00000000-0000-4000-8000-000000000000' })).problem,
-    ).toMatchObject({ code: 'not_found', status: 404 })
+    ).toMatchObject({ code: 'not_found' })
     // A tool this session does not have is a protocol error (as an unknown tool is).
     await expect(client.callTool({ name: 'ledger_replay', arguments: {} })).rejects.toThrow(
       /unknown tool "ledger_replay"/,

@@ -57,14 +57,9 @@ export function toolOf(op: Operation): Tool {
 }
 
 /** A refusal as a tool result: the model reads it and can correct the call. */
-function problemResult(problem: {
-  status: number
-  code: string
-  message: string
-  field?: string | undefined
-}): CallToolResult {
-  const { status, code, message, field } = problem
-  const text = JSON.stringify({ code, message, ...(field ? { field } : {}), status })
+function problemResult(problem: { code: string; message: string; field?: string | undefined }): CallToolResult {
+  const { code, message, field } = problem
+  const text = JSON.stringify({ code, message, ...(field ? { field } : {}) })
   return { isError: true, content: [{ type: 'text', text }] }
 }
 
@@ -134,20 +129,18 @@ export function createMcpServer(options: McpServerOptions): Server {
       }
     } catch (err) {
       if (err instanceof OpError) {
-        log.debug({ op: op.name, status: err.status, code: err.code }, 'mcp:call')
+        log.debug({ op: op.name, code: err.code }, 'mcp:call')
         return problemResult(err)
       }
       const pgCode = (err as { code?: unknown }).code
       if (typeof pgCode === 'string' && PG_BAD_INPUT.has(pgCode)) {
         return problemResult({
-          status: 400,
           code: 'invalid_input',
           message: 'a value has the wrong format',
         })
       }
       log.error({ err, op: op.name }, 'mcp:unhandled_error')
       return problemResult({
-        status: 500,
         code: 'internal_error',
         message: 'something went wrong on our side',
       })

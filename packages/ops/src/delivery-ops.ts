@@ -61,7 +61,7 @@ export const deliveriesRedeliver = defineOp({
     const res = await ctx.deps.db.transaction().execute((trx) => deliveryRedeliver(trx, ownerCtx(ctx), input.id))
     if ('refused' in res) {
       if (res.refused === 'not_found') throw notFound('delivery')
-      throw new OpError(409, res.refused, REFUSALS[res.refused])
+      throw new OpError(res.refused, REFUSALS[res.refused])
     }
     return ok((await deliveryViews(ctx, [res.delivery]))[0]!)
   },

@@ -28,7 +28,7 @@ export async function eventPublish(
     )
     return outcome!
   } catch (err) {
-    if (err instanceof PublishError) throw new OpError(err.status, err.code, err.message, err.field)
+    if (err instanceof PublishError) throw new OpError(err.code, err.message, err.field)
     throw err
   }
 }

@@ -1,11 +1,39 @@
 /**
- * The one error type operations throw for an expected refusal. The HTTP adapter renders it as
- * `application/problem+json`; the CLI prints it. `code` is stable and is not the HTTP status.
+ * Every refusal an operation (or the input checks in front of it) can answer, by its stable
+ * code. A code is what the caller acts on; how each projection renders it is that projection's
+ * business — the HTTP status lives in one table in `api` (problem-status.ts), the CLI maps codes
+ * to exit codes, MCP returns the code.
+ */
+export const OP_ERROR_CODES = [
+  'invalid_input',
+  'invalid_json',
+  'invalid_url',
+  'unsupported_media_type',
+  'not_found',
+  'payload_too_large',
+  'unknown_event_type',
+  'reserved_event_type',
+  'glob_matches_nothing',
+  'unknown_access_code',
+  'revoked_access_code',
+  'egress_blocked',
+  'endpoint_disabled',
+  'access_code_revoked',
+  'rotation_in_grace',
+  'event_id_conflict',
+  'delivery_in_progress',
+  'delivery_retired',
+  'event_pruned',
+] as const
+export type OpErrorCode = (typeof OP_ERROR_CODES)[number]
+
+/**
+ * The one error type operations throw for an expected refusal: a stable `code`, a message for a
+ * person, and the input field at fault. It carries no HTTP status (see problem-status.ts in api).
  */
 export class OpError extends Error {
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 429,
-    readonly code: string,
+    readonly code: OpErrorCode,
     message: string,
     /** The input field at fault, as a dotted path (`event_types.2`). */
     readonly field?: string,
@@ -15,4 +43,4 @@ export class OpError extends Error {
   }
 }
 
-export const notFound = (what: string) => new OpError(404, 'not_found', `${what} not found`)
+export const notFound = (what: string) => new OpError('not_found', `${what} not found`)

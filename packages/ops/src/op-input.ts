@@ -19,7 +19,7 @@ export function assertStorable(raw: unknown): void {
 /** An input problem as the OpError every projection renders: 400, `invalid_input`, the field. */
 export function invalidInput(field: string | undefined, message: string): OpError {
   const r = invalidInputRefusal(field || undefined, message)
-  return new OpError(r.status, r.code, r.message, r.field)
+  return new OpError(r.code, r.message, r.field)
 }
 
 /** The zod issue turned into an OpError naming the field (an unknown key names that key). */

@@ -60,7 +60,7 @@ describe('parseOpInput', () => {
       parseOpInput(publish, raw)
     } catch (err) {
       expect(err).toBeInstanceOf(OpError)
-      return { status: (err as OpError).status, field: (err as OpError).field }
+      return { code: (err as OpError).code, field: (err as OpError).field }
     }
     throw new Error('accepted')
   }
@@ -68,16 +68,16 @@ describe('parseOpInput', () => {
   it('names the field of a NUL, a lone surrogate, an unknown key or a wrong type', () => {
     const base = { type: 'booking.created', subject: 'booking://1' }
     expect(refused({ ...base, data: { a: { b: 'x\u0000' } } })).toEqual({
-      status: 400,
+      code: 'invalid_input',
       field: 'data.a.b',
     })
     expect(refused({ ...base, subject: 'broken \ud800' })).toEqual({
-      status: 400,
+      code: 'invalid_input',
       field: 'subject',
     })
-    expect(refused({ ...base, data: { ['\u0000']: 1 } })).toEqual({ status: 400, field: 'data' })
-    expect(refused({ ...base, extra: 1 })).toEqual({ status: 400, field: 'extra' })
-    expect(refused({ ...base, subject: 5 })).toEqual({ status: 400, field: 'subject' })
+    expect(refused({ ...base, data: { ['\u0000']: 1 } })).toEqual({ code: 'invalid_input', field: 'data' })
+    expect(refused({ ...base, extra: 1 })).toEqual({ code: 'invalid_input', field: 'extra' })
+    expect(refused({ ...base, subject: 5 })).toEqual({ code: 'invalid_input', field: 'subject' })
     // A well-formed surrogate pair is fine.
     expect(parseOpInput(publish, { ...base, subject: 'emoji://😀' })).toMatchObject({
       subject: 'emoji://😀',
@@ -87,6 +87,6 @@ describe('parseOpInput', () => {
   it(`refuses nesting deeper than ${INPUT_MAX_DEPTH} levels without recursing`, () => {
     let deep: unknown = 1
     for (let i = 0; i < 100_000; i++) deep = { d: deep }
-    expect(refused({ type: 'booking.created', subject: 's', data: deep }).status).toBe(400)
+    expect(refused({ type: 'booking.created', subject: 's', data: deep }).code).toBe('invalid_input')
   })
 })

@@ -92,9 +92,7 @@ export const accessCodesPut = defineOp({
       expires_at: input.expires_at === null ? null : new Date(input.expires_at),
     })
     if (res === 'revoked') {
-      throw new OpError(
-        409,
-        'access_code_revoked',
+      throw new OpError('access_code_revoked',
         'this access code is revoked; revocation is final, use a new id',
       )
     }
@@ -141,17 +139,14 @@ export const embedsPut = defineOp({
   async handler(ctx, input) {
     const res = await embedPut(ctx.deps.db, ownerNow(ctx), input)
     if (res === 'unknown_access_code') {
-      throw new OpError(
-        422,
-        'unknown_access_code',
+      throw new OpError('unknown_access_code',
         'access_code_id: no such access code',
         'access_code_id',
       )
     }
     if (res === 'access_code_revoked') {
-      throw new OpError(
-        422,
-        'access_code_revoked',
+      // A reference to a revoked code is bad input (422, like an unknown one), not a conflict.
+      throw new OpError('revoked_access_code',
         'access_code_id: the access code is revoked',
         'access_code_id',
       )

@@ -62,7 +62,7 @@ export async function paged<T>(fn: () => Promise<T>): Promise<T> {
     // A crafted cursor can decode to a timestamp PostgreSQL refuses (22007/22008).
     const pgCode = (err as { code?: unknown }).code
     if (err instanceof InvalidCursorError || pgCode === '22007' || pgCode === '22008') {
-      throw new OpError(400, 'invalid_input', 'cursor: is not valid', 'cursor')
+      throw new OpError('invalid_input', 'cursor: is not valid', 'cursor')
     }
     throw err
   }
@@ -80,13 +80,11 @@ export function checkEndpointInput(
 ) {
   if (input.url !== undefined) {
     const problem = checkEndpointUrl(input.url, ctx.deps.egressPolicy)
-    if (problem) throw new OpError(422, problem.code, problem.message, 'url')
+    if (problem) throw new OpError(problem.code, problem.message, 'url')
   }
   input.event_types?.forEach((glob, i) => {
     if (!ctx.deps.catalog.globMatchesSomeWebhookType(glob)) {
-      throw new OpError(
-        422,
-        'glob_matches_nothing',
+      throw new OpError('glob_matches_nothing',
         `"${glob}" matches no webhook-visible event type`,
         `event_types.${i}`,
       )
@@ -324,9 +322,7 @@ export const webhooksRotateSecret = defineOp({
     )
     if (!result) throw notFound('endpoint')
     if ('blockedUntil' in result) {
-      throw new OpError(
-        409,
-        'rotation_in_grace',
+      throw new OpError('rotation_in_grace',
         `the previous secret still signs until ${result.blockedUntil.toISOString()}: rotating now would drop it at once; rotate after that, or pass expire_previous: true to drop it now`,
         'expire_previous',
       )
@@ -339,9 +335,7 @@ export const webhooksRotateSecret = defineOp({
 export const WEBHOOK_TEST_TYPE = 'webhook.test'
 
 const endpointDisabled = () =>
-  new OpError(
-    409,
-    'endpoint_disabled',
+  new OpError('endpoint_disabled',
     'the endpoint is disabled; switch it on with enabled: true first',
   )
 

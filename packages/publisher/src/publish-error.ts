@@ -2,12 +2,13 @@ import type { InputRefusal } from '@hookledger/core'
 
 /**
  * An event refused before anything was written, carrying what `POST /api/events` answers for
- * the same event: the HTTP `status` it would get, the stable `code` and the `field` at fault.
+ * the same event: the stable `code` (which the HTTP path maps to its status) and the `field` at
+ * fault. Branch on `code`: `invalid_input`, `unknown_event_type`, `reserved_event_type`,
+ * `payload_too_large`, `event_id_conflict`.
  * The caller's transaction is left as it was: roll it back, or carry on without the event.
  */
 export class PublishError extends Error {
-  readonly status: InputRefusal['status']
-  readonly code: string
+  readonly code: InputRefusal['code']
   readonly field: string | undefined
   /** In `publishMany`, the position of the refused event in the array. */
   readonly index: number | undefined
@@ -15,7 +16,6 @@ export class PublishError extends Error {
   constructor(refusal: InputRefusal, index?: number) {
     super(index === undefined ? refusal.message : `events[${index}]: ${refusal.message}`)
     this.name = 'PublishError'
-    this.status = refusal.status
     this.code = refusal.code
     this.field = refusal.field
     this.index = index

@@ -1,0 +1,28 @@
+import type { OpErrorCode } from '@hookledger/ops'
+
+/**
+ * The one table from a refusal's code to its HTTP status. Operations and the rules in core
+ * carry codes only; this adapter decides what each means on the wire (the CLI and MCP decide
+ * for themselves). A new code does not compile until it has a row here.
+ */
+export const PROBLEM_STATUS: Readonly<Record<OpErrorCode, 400 | 404 | 409 | 413 | 415 | 422>> = Object.freeze({
+  invalid_input: 400,
+  invalid_json: 400,
+  unsupported_media_type: 415,
+  not_found: 404,
+  payload_too_large: 413,
+  invalid_url: 422,
+  unknown_event_type: 422,
+  reserved_event_type: 422,
+  glob_matches_nothing: 422,
+  unknown_access_code: 422,
+  revoked_access_code: 422,
+  egress_blocked: 422,
+  endpoint_disabled: 409,
+  access_code_revoked: 409,
+  rotation_in_grace: 409,
+  event_id_conflict: 409,
+  delivery_in_progress: 409,
+  delivery_retired: 409,
+  event_pruned: 409,
+})
