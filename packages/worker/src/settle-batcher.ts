@@ -9,6 +9,8 @@ export const SETTLE_BATCH_MAX_DEFAULT = 64
 export const SETTLE_FLUSH_DEFAULT_MS = 3
 /** Flushes in flight at once; further settlements wait (and so batch up) behind them. */
 export const SETTLE_PARALLEL_DEFAULT = 2
+/** At shutdown, a reachable but slow database gets this many times the deadline. */
+export const SHUTDOWN_SLOW_DATABASE_FACTOR = 5
 
 type Queued = { item: Settlement; chain: boolean; done: (next: ClaimedDelivery | null) => void }
 
@@ -103,18 +105,26 @@ export class SettleBatcher {
    * passes is abandoned: logged with its delivery ids, left to the rescuer.
    */
   async flush(options: { deadlineMs?: number } = {}): Promise<void> {
-    let timer: NodeJS.Timeout | undefined
-    const deadline = options.deadlineMs === undefined ? null : new Promise<void>((r) => (timer = setTimeout(r, options.deadlineMs)))
-    try {
-      for (;;) {
-        this.#kick()
-        if (this.#writes.size === 0 && this.#queue.length === 0) return
-        const written = Promise.all(this.#writes).then(() => true)
-        if (!deadline) await written
-        else if (!(await Promise.race([written, deadline.then(() => false)]))) return this.abandon('the shutdown deadline passed with the database unreachable')
+    const started = performance.now()
+    for (;;) {
+      this.#kick()
+      if (this.#writes.size === 0 && this.#queue.length === 0) return
+      const written = Promise.all(this.#writes).then(() => true)
+      if (options.deadlineMs === undefined) {
+        await written
+        continue
       }
-    } finally {
+      // The deadline is for a database that does not answer: one that is merely slow (a loaded
+      // host) gets up to SHUTDOWN_SLOW_DATABASE_FACTOR times as long before outcomes are given up.
+      const limit = options.deadlineMs * (this.#health.degraded ? 1 : SHUTDOWN_SLOW_DATABASE_FACTOR)
+      const left = limit - (performance.now() - started)
+      let timer: NodeJS.Timeout | undefined
+      const done = await Promise.race([written, new Promise<false>((r) => (timer = setTimeout(() => r(false), Math.max(0, Math.min(left, 250)))))])
       clearTimeout(timer)
+      if (done) continue
+      if (performance.now() - started >= limit) {
+        return this.abandon(this.#health.degraded ? 'the shutdown deadline passed with the database unreachable' : 'the shutdown deadline passed with the database too slow')
+      }
     }
   }
 
