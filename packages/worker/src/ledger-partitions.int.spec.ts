@@ -2,12 +2,10 @@ import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { sql } from 'kysely'
-import pg from 'pg'
-import { afterEach, describe, expect, inject, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { generateLedgerSigningKey, parseLedgerPublicKey, parseLedgerSigningKey } from '@hookledger/core'
 import {
   MIGRATIONS_DIR,
-  createDb,
   ledgerChainVerify,
   ledgerPartitions,
   ledgerPartitionsAhead,
@@ -16,7 +14,7 @@ import {
   migrateToLatest,
   type Db,
 } from '@hookledger/store'
-import { engineHarness, sealEverything, type EngineHarness } from '@hookledger/testkit'
+import { engineHarness, sealEverything, testDatabase, type EngineHarness } from '@hookledger/testkit'
 import { syntheticLedgerHistory } from '@hookledger/testkit/synthetic-ledger-history'
 
 const key = parseLedgerSigningKey(generateLedgerSigningKey().secret)
@@ -38,25 +36,8 @@ const relkind = async (db: Db, name: string) =>
 
 /** A database of its own, empty, migrated by the caller (the template is already at the latest version). */
 async function emptyDatabase(): Promise<{ db: Db; drop: () => Promise<void> }> {
-  const server = new URL(inject('pgServerUrl'))
-  const name = `t_part_${Math.random().toString(16).slice(2, 10)}`
-  const admin = new pg.Client({ connectionString: server.toString() })
-  await admin.connect()
-  await admin.query(`create database ${name}`)
-  await admin.end()
-  const pool = new pg.Pool({ connectionString: Object.assign(new URL(server), { pathname: `/${name}` }).toString(), max: 2 })
-  pool.on('error', () => {})
-  const db = createDb(pool)
-  return {
-    db,
-    drop: async () => {
-      await db.destroy()
-      const a = new pg.Client({ connectionString: server.toString() })
-      await a.connect()
-      await a.query(`drop database if exists ${name}`)
-      await a.end()
-    },
-  }
+  const t = await testDatabase({ empty: true, poolSize: 2 })
+  return { db: t.db, drop: () => t.close() }
 }
 
 describe('migration 0011: the ledger becomes range-partitioned', () => {

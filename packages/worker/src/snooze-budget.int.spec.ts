@@ -6,12 +6,11 @@
 import { readdirSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import pg from 'pg'
 import { sql } from 'kysely'
-import { afterEach, describe, expect, inject, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { MAX_ATTEMPTS, RETRY_AFTER_FLOOR_MS } from '@hookledger/core'
-import { MIGRATIONS_DIR, createDb, endpointRedeliver, ledgerReplayVerify, migrateToLatest, type Db } from '@hookledger/store'
-import { engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { MIGRATIONS_DIR, endpointRedeliver, ledgerReplayVerify, migrateToLatest, type Db } from '@hookledger/store'
+import { engineHarness, testDatabase, type EngineHarness } from '@hookledger/testkit'
 
 let harness: EngineHarness | null = null
 afterEach(async () => {
@@ -104,18 +103,7 @@ describe('migration 0008 on a database from before the budget', () => {
 })
 
 /** A database with nothing in it, on the test cluster. */
-async function emptyDatabase(): Promise<{ db: Db; close(): Promise<void> }> {
-  const server = new URL(inject('pgServerUrl'))
-  const name = `t_old_${Math.random().toString(16).slice(2, 10)}`
-  const admin = new pg.Client({ connectionString: server.toString() })
-  await admin.connect()
-  await admin.query(`create database ${name}`)
-  await admin.end()
-  const pool = new pg.Pool({ connectionString: Object.assign(new URL(server), { pathname: `/${name}` }).toString(), max: 2 })
-  pool.on('error', () => {})
-  const db = createDb(pool)
-  return { db, close: () => db.destroy() }
-}
+const emptyDatabase = () => testDatabase({ empty: true, poolSize: 2 })
 
 /** Copies ledger, events, endpoints and deliveries (without the new columns) in one transaction. */
 async function copyHistory(from: Db, to: Db): Promise<void> {
