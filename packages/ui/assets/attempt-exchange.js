@@ -3,7 +3,10 @@
 // in a scrollable pre. Nothing here is parsed as HTML.
 import { h } from './ui.js'
 
-/** @param {Record<string, string>} headers */
+/**
+ * @param {Record<string, string>} headers
+ * @param {string} caption
+ */
 function headerTable(headers, caption) {
   const names = Object.keys(headers)
   if (names.length === 0) return h('p', { class: 'muted' }, 'No headers kept.')
