@@ -3,7 +3,7 @@ import { sql, type Kysely } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 import { EVENTS_CHANNEL } from '@hookledger/core'
 import { eventInsert } from '@hookledger/store'
-import { engineHarness, testDatabase, type EngineHarness } from '@hookledger/testkit'
+import { engineHarness, eventually, testDatabase, type EngineHarness } from '@hookledger/testkit'
 import { createPublisher, publish, publishMany, PublishError } from './index.js'
 
 let open: { close(): Promise<unknown> }[] = []
@@ -78,28 +78,33 @@ describe('publish inside the application’s transaction', () => {
     const h = await harness()
     const listener = await appClient(h.url)
     const heard: string[] = []
-    listener.on('notification', (n) => heard.push(n.channel))
+    listener.on('notification', (n) => heard.push(n.payload ?? ''))
     await listener.query(`listen ${EVENTS_CHANNEL}`)
     const client = await appClient(h.url)
     await client.query('begin')
     await publish(client, booking('evt_notify'))
-    await new Promise((r) => setTimeout(r, 100))
-    expect(heard).toEqual([])
+    // A marker sent after the publish, from a committed transaction: once the listener has it,
+    // anything the open transaction had sent would have arrived first. Nothing did.
+    await sql`select pg_notify(${EVENTS_CHANNEL}, 'marker')`.execute(h.db)
+    await eventually('the marker to arrive', () => heard.includes('marker'))
+    expect(heard).toEqual(['marker'])
     await client.query('commit')
-    for (let i = 0; i < 50 && heard.length === 0; i++) await new Promise((r) => setTimeout(r, 20))
-    expect(heard).toEqual([EVENTS_CHANNEL])
+    await eventually('the publish NOTIFY, on commit', () => heard.length === 2)
+    expect(heard).toEqual(['marker', ''])
   })
 
   it('two concurrent transactions publishing the same id: one event; different content: the conflict', async () => {
     const h = await harness()
     const a = await appClient(h.url)
     const b = await appClient(h.url)
+    const bPid = (await b.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid
     await a.query('begin')
     await b.query('begin')
     await publish(a, booking('evt_race'))
     // b waits on a's row (the unique key) until a commits, then finds it there.
     const second = publish(b, booking('evt_race'))
-    await new Promise((r) => setTimeout(r, 50))
+    await eventually('b to wait on a\'s lock', async () =>
+      (await sql<{ w: string | null }>`select wait_event_type as w from pg_stat_activity where pid = ${bPid}`.execute(h.db)).rows[0]?.w === 'Lock')
     await a.query('commit')
     expect(await second).toBe('evt_race')
     await b.query('commit')
