@@ -45,3 +45,16 @@ export function deriveAttemptTimeouts(input: { jobTimeoutMs: number; httpTimeout
   }
   return { httpTimeoutMs, jobTimeoutMs, leaseMs: jobTimeoutMs + LEASE_MARGIN_MS }
 }
+
+/**
+ * Whether a claim still holds enough lease to make its attempt: the job timeout must end before
+ * the lease does, or the rescuer could take the delivery back and send it again while this
+ * attempt still runs. A claim whose answer came back late (a slow or partitioned database) may
+ * not; then it is not sent at all and the rescuer retries it. When the lease is no longer than
+ * the job timeout (tests), only an expired lease is too short.
+ */
+export function leaseLeftToSend(input: { leaseUntil: Date; now: Date; jobTimeoutMs: number; leaseMs: number }): { send: boolean; leftMs: number } {
+  const leftMs = input.leaseUntil.getTime() - input.now.getTime()
+  const needMs = input.leaseMs > input.jobTimeoutMs ? input.jobTimeoutMs : 0
+  return { send: leftMs > needMs, leftMs }
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { AttemptTimeoutsError, deriveAttemptTimeouts } from './attempt-timeouts.js'
+import { AttemptTimeoutsError, deriveAttemptTimeouts, leaseLeftToSend } from './attempt-timeouts.js'
 
 describe('deriveAttemptTimeouts: HTTP timeout < job timeout < lease', () => {
   it.each([
@@ -29,5 +29,20 @@ describe('deriveAttemptTimeouts: HTTP timeout < job timeout < lease', () => {
     expect(error).toBeInstanceOf(AttemptTimeoutsError)
     expect((error as AttemptTimeoutsError).setting).toBe(setting)
     expect((error as Error).message).toMatch(message)
+  })
+})
+
+describe('leaseLeftToSend: enough lease left to make the attempt', () => {
+  const now = new Date('2026-01-01T00:00:00.000Z')
+  const until = (ms: number) => new Date(now.getTime() + ms)
+  it.each<[string, number, number, number, boolean]>([
+    // lease left, job timeout, lease, send?
+    ['a fresh claim (lease = job + 2 s)', 17_000, 15_000, 17_000, true],
+    ['2 s late: the job would end with the lease', 15_000, 15_000, 17_000, false],
+    ['3 s late', 14_000, 15_000, 17_000, false],
+    ['lease no longer than the job (tests): any lease left', 1, 15_000, 15_000, true],
+    ['lease no longer than the job: expired', 0, 15_000, 15_000, false],
+  ])('%s → %s', (_name, left, job, lease, send) => {
+    expect(leaseLeftToSend({ leaseUntil: until(left), now, jobTimeoutMs: job, leaseMs: lease })).toEqual({ send, leftMs: left })
   })
 })

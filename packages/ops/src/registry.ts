@@ -12,13 +12,12 @@ import {
   embedsGet,
   embedsPut,
 } from './scope-ops.js'
+import { eventsPublish, webhooksEventTypes } from './event-ops.js'
 import {
-  eventsPublish,
   webhooksAttempts,
   webhooksCreate,
   webhooksDelete,
   webhooksDeliveries,
-  webhooksEventTypes,
   webhooksGet,
   webhooksList,
   webhooksRedeliver,

@@ -23,7 +23,6 @@ import {
   endpointRedeliver,
   endpointRotateSecret,
   endpointUpdate,
-  dbSchemaOf,
   InvalidCursorError,
   testEventSend,
 } from '@hookledger/store'
@@ -31,7 +30,6 @@ import { OpError, notFound } from './op-error.js'
 import { defineOp, ok, type OpContext } from './operation.js'
 import { deliveryViews } from './waiting-view.js'
 import { attemptExchanges } from './attempt-exchange-view.js'
-import { eventPublish, publishInputSchema } from './event-publisher.js'
 import {
   attemptSchema,
   attemptView,
@@ -225,29 +223,6 @@ export const webhooksAttempts = defineOp({
   },
 })
 
-export const eventsPublish = defineOp({
-  name: 'events.publish',
-  summary: 'Publish a thin event; the same id again with the same content stores nothing, with different content is refused (409)',
-  scope: 'publish',
-  http: { method: 'POST', path: '/api/events' },
-  statuses: [200, 202],
-  input: publishInputSchema,
-  output: z.object({ id: z.string() }),
-  async handler(ctx, input) {
-    const { id, created } = await ctx.deps.db.transaction().execute((trx) =>
-      eventPublish(trx, {
-        catalog: ctx.deps.catalog,
-        schema: dbSchemaOf(ctx.deps.db),
-        owner_id: ctx.principal.owner_id,
-        actor: ctx.actor,
-        now: ctx.deps.clock.now(),
-        event: input,
-      }),
-    )
-    return { status: created ? 202 : 200, body: { id } }
-  },
-})
-
 export const webhooksUpdate = defineOp({
   name: 'webhooks.update',
   summary:
@@ -383,27 +358,5 @@ export const webhooksRedeliver = defineOp({
     })
     if (!res) throw notFound('endpoint')
     return ok(res)
-  },
-})
-
-export const eventTypeSchema = z.object({
-  type: z.string(),
-  group: z.string(),
-  description: z.string(),
-})
-
-export const webhooksEventTypes = defineOp({
-  name: 'webhooks.event_types',
-  summary: 'The event types an endpoint can subscribe to (exposure webhook)',
-  scope: 'admin',
-  http: { method: 'GET', path: '/api/admin/webhooks/event_types' },
-  input: z.strictObject({}),
-  output: pageOf(eventTypeSchema),
-  async handler(ctx) {
-    const data = ctx.deps.catalog
-      .webhookTypes()
-      .map(({ type, group, description }) => ({ type, group, description }))
-    // The whole catalog fits one page; the list shape is kept for uniformity.
-    return ok({ data, next_cursor: null })
   },
 })

@@ -1,7 +1,7 @@
 import {
-  DELIVERY_RETENTION_DEFAULT_DAYS,
   JOB_TIMEOUT_MS,
   databaseRetryDelayMs,
+  leaseLeftToSend,
   silentLogger,
   type Clock,
   type EventCatalog,
@@ -14,19 +14,14 @@ import {
   DELIVERIES_CHANNEL,
   EVENTS_CHANNEL,
   deliveryClaim,
-  deliveryRescue,
-  deliveryRetire,
-  endpointPurge,
-  eventPrune,
-  ledgerPartitionsAhead,
   fanoutRun,
-  EVENT_RETENTION_DEFAULT_MS,
   type ClaimedDelivery,
   type Db,
   type EmbedAdmits,
   type Notifier,
 } from '@hookledger/store'
 import { DatabaseHealth } from './database-health.js'
+import { maintenancePass, type MaintenanceReport } from './dispatcher-maintenance.js'
 import { silentObserver, type DispatcherObserver } from './dispatcher-observer.js'
 import { executeDelivery } from './delivery-executor.js'
 import { SettleBatcher } from './settle-batcher.js'
@@ -73,17 +68,6 @@ export interface DispatcherOptions {
 }
 
 /** Counts of one maintenance pass. */
-export interface MaintenanceReport {
-  /** Lost attempts recorded and retried. */
-  rescued: number
-  /** Events past the event retention, deleted. */
-  pruned: number
-  /** Settled deliveries past the delivery retention, removed from `deliveries`. */
-  retired: number
-  /** Deleted endpoints with nothing left to settle, removed from `endpoints`. */
-  purged: number
-}
-
 /** Counts of one `runOnce` step. */
 export interface StepReport {
   fannedOut: number
@@ -309,14 +293,11 @@ export class Dispatcher {
   }
 
   #launch(c: ClaimedDelivery): void {
-    // A claim whose answer came back late (a slow or partitioned database) may hold too little
-    // lease to finish the attempt before the rescuer may take it back and send it again:
-    // then it is not sent at all. The rescuer retries it.
-    const jobMs = this.#o.jobTimeoutMs ?? JOB_TIMEOUT_MS
-    const needMs = (this.#leaseMs ?? jobMs) > jobMs ? jobMs : 0
-    const leftMs = c.delivery.lease_until!.getTime() - this.#o.clock.now().getTime()
-    if (leftMs <= needMs) {
-      this.#log.warn({ delivery_id: c.delivery.id, lease_left_ms: leftMs }, 'executor:lease_too_short_to_send')
+    // A late claim answer may leave too little lease to finish before the rescuer may resend it.
+    const jobTimeoutMs = this.#o.jobTimeoutMs ?? JOB_TIMEOUT_MS
+    const lease = leaseLeftToSend({ leaseUntil: c.delivery.lease_until!, now: this.#o.clock.now(), jobTimeoutMs, leaseMs: this.#leaseMs ?? jobTimeoutMs })
+    if (!lease.send) {
+      this.#log.warn({ delivery_id: c.delivery.id, lease_left_ms: lease.leftMs }, 'executor:lease_too_short_to_send')
       return
     }
     const posting = executeDelivery(c, {
@@ -401,27 +382,16 @@ export class Dispatcher {
    * deliveries past the delivery retention (bounded per pass: a backlog takes several),
    * purges deleted endpoints with nothing left to settle, and creates ledger partitions ahead.
    */
-  async maintenanceOnce(): Promise<MaintenanceReport> {
-    const now = this.#o.clock.now()
-    const rescued = await deliveryRescue(this.#o.db, { now, ...(this.#leaseMs !== undefined ? { leaseMs: this.#leaseMs } : {}) })
-    const pruned = await eventPrune(this.#o.db, {
-      now,
-      retentionMs: this.#o.retentionMs ?? EVENT_RETENTION_DEFAULT_MS,
+  maintenanceOnce(): Promise<MaintenanceReport> {
+    return maintenancePass({
+      db: this.#o.db,
+      clock: this.#o.clock,
+      log: this.#log,
+      observer: this.#observer,
+      leaseMs: this.#leaseMs,
+      retentionMs: this.#o.retentionMs,
+      deliveryRetentionDays: this.#o.deliveryRetentionDays,
     })
-    const { retired } = await deliveryRetire(this.#o.db, {
-      now,
-      retentionDays: this.#o.deliveryRetentionDays ?? DELIVERY_RETENTION_DEFAULT_DAYS,
-      actor: 'system',
-    })
-    const purged = await endpointPurge(this.#o.db, { now, actor: 'system' })
-    // Keeps ledger partitions ready ahead of the writers (a no-op but for one in a million rows).
-    const partitionsCreated = await ledgerPartitionsAhead(this.#o.db)
-    if (rescued > 0) {
-      this.#log.warn({ rescued }, 'rescuer:rescued')
-      this.#observer.rescued(rescued)
-    }
-    if (retired > 0 || purged > 0) this.#log.info({ retired, purged }, 'retention:removed')
-    if (partitionsCreated > 0) this.#log.info({ created: partitionsCreated }, 'ledger:partitions_created')
-    return { rescued, pruned, retired, purged }
   }
+
 }
