@@ -8,8 +8,8 @@ import {
   generateWebhookSecret,
   secretKeyId,
   systemClock,
-  type EndpointRow,
 } from '@hookledger/core'
+import { deliveryRowFixture, endpointRowFixture } from '@hookledger/core/row-fixtures'
 import type { ClaimedDelivery } from '@hookledger/store'
 import { executeDelivery } from '@hookledger/worker'
 import { newTransport } from './fixtures.js'
@@ -22,33 +22,14 @@ export function syntheticClaims(env: Env, n: number): ClaimedDelivery[] {
   const t = new Date()
   return Array.from({ length: n }, (_, i) => {
     const secret = generateWebhookSecret()
-    const endpoint: EndpointRow = {
+    const endpoint = endpointRowFixture({
       id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
       owner_id: OWNER,
       url: env.receiver.url(`/ep/${i}`),
-      description: '',
-      event_types: ['*'],
-      embed_id: null,
       secret_sealed: env.secretBox.seal(secret),
       secret_key_id: secretKeyId(secret),
-      prev_secret_sealed: null,
-      prev_secret_key_id: null,
-      prev_secret_expires_at: null,
-      enabled: true,
-      disabled_reason: null,
-      failing_since: null,
-      busy_until: null,
-      busy_delivery_id: null,
-      deleted_at: null,
       created_at: t,
-      updated_at: t,
-      signature_scheme: 'v1',
-      v1a_key_sealed: null,
-      v1a_public_key: null,
-      prev_v1a_key_sealed: null,
-      prev_v1a_public_key: null,
-      prev_v1a_key_expires_at: null,
-    }
+    })
     const eventId = `evt_ceiling_${i}`
     return {
       endpoint,
@@ -59,26 +40,20 @@ export function syntheticClaims(env: Env, n: number): ClaimedDelivery[] {
         occurred_at: t,
         data: { booking_id: eventId },
       },
-      delivery: {
+      delivery: deliveryRowFixture({
         id: `00000000-0000-4000-9000-${String(i).padStart(12, '0')}`,
         owner_id: OWNER,
         endpoint_id: endpoint.id,
         event_id: eventId,
         event_type: EVENT_TYPE,
         state: 'running',
-        run: 1,
         run_started_at: t,
-        attempts: 0,
-        snoozes: 0,
-        snoozed_ms: 0,
         next_attempt_at: t,
         claimed_by: 'worker:ceiling',
         lease_until: new Date(t.getTime() + JOB_TIMEOUT_MS),
-        last_status: null,
-        last_error: null,
         created_at: t,
         updated_at: t,
-      },
+      }),
     }
   })
 }

@@ -1,6 +1,7 @@
 /**
- * Projection rows for tests and benches (not exported from the package index): one place that
- * knows every column, so a new column is added once, not in every table-driven spec.
+ * Projection rows for tests and benches (`@hookledger/core/row-fixtures`, not the package
+ * index): one place that knows every column, so a new column is added once, not in every
+ * table-driven spec.
  */
 import type { DeliveryRow, EndpointRow } from './projections.js'
 
