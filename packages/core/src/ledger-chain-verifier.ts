@@ -14,6 +14,14 @@ import {
 } from './ledger-row-encoding.js'
 import { CANONICAL_DECIMAL, CheckpointSegment, HEX_32, leafFindings, messageOf, sealedLeavesOf } from './ledger-checkpoint-segment.js'
 
+/** What the verifier remembers of the checkpoint pushed last. */
+interface PreviousCheckpoint {
+  readonly seq: number
+  readonly hash: string | null
+  readonly total: number
+  readonly last: unknown
+}
+
 /** What a verification can find wrong. */
 export type ChainProblemKind =
   | 'row_changed'
@@ -49,6 +57,8 @@ export interface ChainVerification {
   /** Rows after the last checkpoint's last row: counted, not checked. */
   readonly unsealedRows: number
   readonly checkpoints: number
+  /** Of those, checkpoints checked without their rows (pushHeader: archived, or before a snapshot). */
+  readonly headerOnly: number
   /** The first `maxProblems` findings, checkpoint by checkpoint, rows by position. */
   readonly problems: ChainProblem[]
   readonly problemsOmitted: number
@@ -122,7 +132,9 @@ export class LedgerChainVerifier {
   #sealedRows = 0
   #unsealedRows = 0
   #checkpoints = 0
-  #previous: { seq: number; hash: string | null; total: number; last: unknown } | null = null
+  #previous: PreviousCheckpoint | null = null
+  /** Checkpoints pushed as headers only (pushHeader). */
+  #headers = 0
   #segment: CheckpointSegment | null = null
   #chainHead: Uint8Array = CHAIN_GENESIS
   /** Unsealed rows so far; if another checkpoint follows, they were out of place. */
@@ -167,6 +179,29 @@ export class LedgerChainVerifier {
     if (typeof cp.chain_hash === 'string' && HEX_32.test(cp.chain_hash)) this.#chainHead = Uint8Array.from(Buffer.from(cp.chain_hash, 'hex'))
   }
 
+  /**
+   * A checkpoint whose rows are not read (archived, or sealed before the snapshot a
+   * verification starts from): its signature, its place in the sequence (seq and
+   * prev_checkpoint_hash) and its running total are checked, its leaves and rows are not; the
+   * chain resumes from its chain_hash. Only before the first checkpoint pushed with its rows.
+   */
+  pushHeader(cp: LedgerCheckpoint): void {
+    this.#assertOpen()
+    if (typeof cp !== 'object' || cp === null) throw new Error('checkpoint must be an object')
+    if (this.#segment !== null || this.#rows > 0 || this.#checkpoints > this.#headers) {
+      throw new Error('headers come before every checkpoint pushed with its rows')
+    }
+    this.#checkpoints++
+    this.#headers++
+    const header = this.#checkHeader(cp)
+    if (header.inSequence && cp.total !== (header.previous?.total ?? 0) + cp.count) {
+      header.altered.push(`total ${String(cp.total)} is not ${header.previous?.total ?? 0} + count ${String(cp.count)}`)
+    }
+    this.#reportAltered(header.seq, header.altered)
+    this.#advance(cp, header)
+    if (typeof cp.chain_hash === 'string' && HEX_32.test(cp.chain_hash)) this.#chainHead = Uint8Array.from(Buffer.from(cp.chain_hash, 'hex'))
+  }
+
   /** The next checkpoint (seq order) and the leaves it sealed; closes the previous one's rows. */
   pushCheckpoint(cp: LedgerCheckpoint, leaves: SealedLeaves): void {
     this.#assertOpen()
@@ -174,9 +209,24 @@ export class LedgerChainVerifier {
     this.#closeSegment()
     this.#settlePending(cp)
     this.#checkpoints++
+    const header = this.#checkHeader(cp)
+    const { previous, altered, inSequence } = header
+    const sealed = sealedLeavesOf(leaves, altered)
+    // A missing checkpoint already explains a total or a last that skips it.
+    altered.push(...leafFindings(cp, sealed, inSequence ? previous : undefined))
+    if (inSequence && cp.total !== (previous?.total ?? 0) + cp.count) {
+      const before = previous?.total ?? 0
+      altered.push(`total ${String(cp.total)} is not ${before} + count ${String(cp.count)}`)
+    }
+    this.#reportAltered(header.seq, altered)
+    this.#segment = new CheckpointSegment(cp, header.seq, sealed, this.#chainHead)
+    this.#advance(cp, header)
+  }
+
+  /** Signature and place in the sequence; what is altered so far is returned for the caller to add to. */
+  #checkHeader(cp: LedgerCheckpoint) {
     const previous = this.#previous
     const seq: number | null = Number.isSafeInteger(cp.seq) ? cp.seq : null
-
     let hash: string | null = null
     const altered: string[] = []
     try {
@@ -222,29 +272,19 @@ export class LedgerChainVerifier {
         detail: broken.join('; '),
       })
     }
+    return { previous, seq, hash, altered, expectedSeq, inSequence: broken.length === 0 }
+  }
 
-    const sealed = sealedLeavesOf(leaves, altered)
-    // A missing checkpoint already explains a total or a last that skips it.
-    const inSequence = broken.length === 0
-    altered.push(...leafFindings(cp, sealed, inSequence ? previous : undefined))
-    if (inSequence && cp.total !== (previous?.total ?? 0) + cp.count) {
-      const before = previous?.total ?? 0
-      altered.push(`total ${String(cp.total)} is not ${before} + count ${String(cp.count)}`)
-    }
-    if (altered.length > 0) {
-      this.#report({
-        kind: 'checkpoint_altered',
-        position: null,
-        checkpoint: seq,
-        detail: altered.join('; '),
-      })
-    }
+  #reportAltered(seq: number | null, altered: string[]): void {
+    if (altered.length === 0) return
+    this.#report({ kind: 'checkpoint_altered', position: null, checkpoint: seq, detail: altered.join('; ') })
+  }
 
-    this.#segment = new CheckpointSegment(cp, seq, sealed, this.#chainHead)
+  #advance(cp: LedgerCheckpoint, header: { previous: PreviousCheckpoint | null; seq: number | null; hash: string | null; expectedSeq: number }): void {
     this.#previous = {
-      seq: seq ?? expectedSeq,
-      hash,
-      total: Number.isSafeInteger(cp.total) ? cp.total : (previous?.total ?? 0),
+      seq: header.seq ?? header.expectedSeq,
+      hash: header.hash,
+      total: Number.isSafeInteger(cp.total) ? cp.total : (header.previous?.total ?? 0),
       last: cp.last,
     }
   }
@@ -273,6 +313,7 @@ export class LedgerChainVerifier {
       sealedRows: this.#sealedRows,
       unsealedRows: this.#unsealedRows,
       checkpoints: this.#checkpoints,
+      headerOnly: this.#headers,
       problems: [...this.#problems],
       problemsOmitted: this.#problemsOmitted,
       firstBadPosition: this.#firstBadPosition === null ? null : String(this.#firstBadPosition),

@@ -160,6 +160,7 @@ describe('LedgerChainVerifier: a clean ledger', () => {
       sealedRows: 12,
       unsealedRows: 2,
       checkpoints: 4,
+      headerOnly: 0,
       problems: [],
       problemsOmitted: 0,
       firstBadPosition: null,
@@ -481,5 +482,47 @@ describe('an export that starts after the beginning (pushAnchor)', () => {
     const v = new LedgerChainVerifier({ publicKey: PUBLIC })
     v.pushCheckpoint(sealed[0]!.cp, sealed[0]!.leaves)
     expect(() => v.pushAnchor(sealed[0]!.cp)).toThrow(/first/)
+  })
+})
+
+describe('LedgerChainVerifier: checkpoints checked as headers only (archived, or before a snapshot)', () => {
+  /** The first `n` checkpoints as headers, then the rest with the rows past the n-th's last. */
+  function verifyAfter(n: number, sealed: readonly Sealed[] = SEALED, rows: readonly ChainRow[] = ROWS): ChainVerification {
+    const verifier = new LedgerChainVerifier({ publicKey: PUBLIC })
+    for (const { cp } of sealed.slice(0, n)) verifier.pushHeader(cp)
+    const anchor = sealed[n - 1]!.cp.last as ChainRow
+    const ordered = [...rows].sort(byChainKey).filter((r) => byChainKey(r, anchor) > 0)
+    let i = 0
+    for (const { cp, leaves } of sealed.slice(n)) {
+      verifier.pushCheckpoint(cp, leaves)
+      while (i < ordered.length && cp.last !== null && byChainKey(ordered[i]!, cp.last as ChainRow) <= 0) verifier.pushRow(ordered[i++]!)
+    }
+    while (i < ordered.length) verifier.pushRow(ordered[i++]!)
+    return verifier.finish()
+  }
+
+  it('resume the chain from the last header: the later rows verify, and the earlier ones are not needed', () => {
+    expect(verifyAfter(2)).toMatchObject({ ok: true, checkpoints: 4, headerOnly: 2, rows: 5, sealedRows: 3, unsealedRows: 2 })
+    expect(verifyAfter(4)).toMatchObject({ ok: true, headerOnly: 4, rows: 2, unsealedRows: 2 })
+  })
+
+  it.each([
+    ['a header re-signed by another key', (s: Sealed[]) => [{ ...s[0]!, cp: signCheckpoint(OTHER_KEY, s[0]!.cp) }, ...s.slice(1)], 'checkpoint_signature_bad', 1],
+    ['a header left out', (s: Sealed[]) => [s[0]!, ...s.slice(2)], 'checkpoint_sequence_broken', 3],
+    ['a header whose total does not add up', (s: Sealed[]) => [{ ...s[0]!, cp: signCheckpoint(KEY, { ...s[0]!.cp, total: 99 }) }, ...s.slice(1)], 'checkpoint_altered', 1],
+  ] as const)('still name %s', (_name, forge, kind, checkpoint) => {
+    const result = verifyAfter(2, forge([...SEALED]))
+    expect(result.ok).toBe(false)
+    expect(result.problems.map((p) => [p.kind, p.checkpoint])).toContainEqual([kind, checkpoint])
+  })
+
+  it('a row changed after the last header is named as before', () => {
+    expect(findings(verifyAfter(2, SEALED, change(ROWS, 11, () => ({ actor: 'forger' }))))).toEqual([['row_changed', '11', 4]])
+  })
+
+  it('come before every checkpoint pushed with its rows', () => {
+    const verifier = new LedgerChainVerifier({ publicKey: PUBLIC })
+    verifier.pushCheckpoint(SEALED[0]!.cp, SEALED[0]!.leaves)
+    expect(() => verifier.pushHeader(SEALED[1]!.cp)).toThrow('headers come before every checkpoint pushed with its rows')
   })
 })

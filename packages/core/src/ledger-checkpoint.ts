@@ -21,6 +21,10 @@ import { canonicalJson } from './canonical-json.js'
  *
  *     seq, first, last, count, total, chain_hash, merkle_root, prev_checkpoint_hash,
  *     created_at, key_id            (first and last: null or exactly {tx_id, position})
+ *     snapshot                      (only when the checkpoint carries a projection snapshot:
+ *                                    {seq, before_position, horizon, digest, endpoints,
+ *                                    deliveries}; absent otherwise, so checkpoints from before
+ *                                    snapshots existed verify unchanged)
  *
  * for example (keys sorted, no whitespace, one line after the prefix; hashes shortened here,
  * the unit spec pins a whole message):
@@ -63,6 +67,23 @@ export interface LedgerCheckpoint {
   readonly key_id: string
   /** Base64 Ed25519 signature of checkpointMessage(cp). */
   readonly signature: string
+  /** The projection snapshot this checkpoint signs, if any (ledger-snapshot-digest.ts). */
+  readonly snapshot?: CheckpointSnapshot | null
+}
+
+/**
+ * A projection snapshot as a checkpoint signs it: every ledger entry below `before_position`
+ * folded into the projections, whose rows hash to `digest`. `horizon` (a tx_id) is the oldest
+ * transaction running when the position was cut: every row at or after `before_position` has a
+ * tx_id at or above it.
+ */
+export interface CheckpointSnapshot {
+  readonly seq: number
+  readonly before_position: string
+  readonly horizon: string
+  readonly digest: string
+  readonly endpoints: number
+  readonly deliveries: number
 }
 
 /** A row's place in the chain order. */
@@ -200,7 +221,7 @@ function signedFields(cp: UnsignedLedgerCheckpoint): UnsignedLedgerCheckpoint {
   if (typeof cp.key_id !== 'string' || cp.key_id.length === 0) {
     throw new Error('checkpoint key_id must be a non-empty string')
   }
-  return {
+  const fields: UnsignedLedgerCheckpoint = {
     seq: cp.seq,
     first: rowRef(cp.first, 'first'),
     last: rowRef(cp.last, 'last'),
@@ -211,6 +232,29 @@ function signedFields(cp: UnsignedLedgerCheckpoint): UnsignedLedgerCheckpoint {
     prev_checkpoint_hash: cp.prev_checkpoint_hash,
     created_at: cp.created_at,
     key_id: cp.key_id,
+  }
+  return cp.snapshot === undefined || cp.snapshot === null ? fields : { ...fields, snapshot: snapshotFields(cp.snapshot) }
+}
+
+function snapshotFields(s: CheckpointSnapshot): CheckpointSnapshot {
+  if (typeof s !== 'object' || s === null) throw new Error('checkpoint snapshot must be an object')
+  if (!Number.isSafeInteger(s.seq) || s.seq < 1) throw new Error('checkpoint snapshot seq must be a positive integer')
+  for (const field of ['before_position', 'horizon'] as const) {
+    if (typeof s[field] !== 'string' || !CANONICAL_DECIMAL.test(s[field])) {
+      throw new Error(`checkpoint snapshot ${field} must be a decimal string`)
+    }
+  }
+  if (typeof s.digest !== 'string' || !HEX_32.test(s.digest)) throw new Error('checkpoint snapshot digest must be 64 lowercase hex digits')
+  for (const field of ['endpoints', 'deliveries'] as const) {
+    if (!Number.isSafeInteger(s[field]) || s[field] < 0) throw new Error(`checkpoint snapshot ${field} must be a non-negative integer`)
+  }
+  return {
+    seq: s.seq,
+    before_position: s.before_position,
+    horizon: s.horizon,
+    digest: s.digest,
+    endpoints: s.endpoints,
+    deliveries: s.deliveries,
   }
 }
 

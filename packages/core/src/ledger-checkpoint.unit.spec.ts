@@ -239,3 +239,41 @@ describe('signCheckpoint and verifyCheckpointSignature', () => {
     expect(() => signCheckpoint(KEY, { ...FIELDS, chain_hash: 'nope' })).toThrow(/chain_hash/)
   })
 })
+
+describe('a checkpoint carrying a projection snapshot', () => {
+  const key = parseLedgerSigningKey(`hlsk_${Buffer.alloc(32, 21).toString('base64url')}`)
+  const publicKey = parseLedgerPublicKey(key.publicKey)
+  const fields = {
+    seq: 3,
+    first: null,
+    last: { tx_id: '900', position: '40' },
+    count: 0,
+    total: 40,
+    chain_hash: 'a'.repeat(64),
+    merkle_root: 'b'.repeat(64),
+    prev_checkpoint_hash: 'c'.repeat(64),
+    created_at: '2026-12-01T10:00:00.000Z',
+  }
+  const snapshot = { seq: 1, before_position: '41', horizon: '901', digest: 'd'.repeat(64), endpoints: 2, deliveries: 7 }
+
+  it('signs the descriptor inside its message; without one the message is exactly the old one', () => {
+    const plain = signCheckpoint(key, fields)
+    const carrying = signCheckpoint(key, { ...fields, snapshot })
+    expect(new TextDecoder().decode(checkpointMessage(plain))).not.toContain('snapshot')
+    expect(new TextDecoder().decode(checkpointMessage(carrying))).toContain(
+      '"snapshot":{"before_position":"41","deliveries":7,"digest":"' + 'd'.repeat(64) + '","endpoints":2,"horizon":"901","seq":1}',
+    )
+    expect(verifyCheckpointSignature(carrying, publicKey)).toBe(true)
+    expect(verifyCheckpointSignature({ ...carrying, snapshot: { ...snapshot, deliveries: 8 } }, publicKey)).toBe(false)
+    expect(verifyCheckpointSignature({ ...carrying, snapshot: undefined }, publicKey)).toBe(false)
+    expect(verifyCheckpointSignature({ ...plain, snapshot: null }, publicKey)).toBe(true)
+  })
+
+  it.each([
+    ['a digest that is not hex', { digest: 'xyz' }, 'checkpoint snapshot digest must be 64 lowercase hex digits'],
+    ['a position that is not decimal', { before_position: '4a' }, 'checkpoint snapshot before_position must be a decimal string'],
+    ['a negative count', { endpoints: -1 }, 'checkpoint snapshot endpoints must be a non-negative integer'],
+  ])('refuses %s', (_name, over, message) => {
+    expect(() => signCheckpoint(key, { ...fields, snapshot: { ...snapshot, ...over } })).toThrow(message)
+  })
+})

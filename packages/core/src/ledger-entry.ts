@@ -139,7 +139,16 @@ export interface LedgerPayloads {
    * Rows below `before_position` left the ledger through the audited retention function:
    * `partitions` whole partitions (migration 0011; absent in entries written before it).
    */
-  'ledger.retention': { before_position: number; rows: number; partitions?: number }
+  'ledger.retention': {
+    /** Where the dropped partitions end (null: none could go); before migration 0018, always set. */
+    before_position: number | null
+    rows: number
+    partitions?: number
+    /** The last checkpoint the archive holds (migration 0018 on). */
+    through_checkpoint?: number
+    /** The archive file: its SHA-256, rows, and the checkpoints it holds. */
+    archive?: ArchiveDescription | null
+  }
 }
 
 export type LedgerKind = keyof LedgerPayloads
@@ -184,3 +193,12 @@ export type LedgerEntryOf<K extends LedgerKind> = Extract<LedgerEntry, { kind: K
 
 /** ISO string of a Date, the one way timestamps enter payloads. */
 export const iso = (d: Date): string => d.toISOString()
+
+/** What a `ledger.retention` entry records about the archive file written before the drop. */
+export interface ArchiveDescription {
+  readonly file: string
+  readonly sha256: string
+  readonly rows: number
+  readonly first_checkpoint: number
+  readonly last_checkpoint: number
+}

@@ -3,6 +3,7 @@ import {
   CHECKPOINT_GENESIS_HASH,
   MERKLE_HASH_BYTES,
   type ChainRow,
+  type CheckpointSnapshot,
   type LedgerCheckpoint,
   type SealedLeaves,
 } from '@hookledger/core'
@@ -40,21 +41,28 @@ export interface CheckpointRow {
   readonly created_at: string
   readonly key_id: string
   readonly signature: string
+  readonly snapshot: CheckpointSnapshot | null
   readonly leaf_positions: string[]
   readonly leaf_hashes: Buffer
 }
 
+/** A stored checkpoint without its leaves (CHECKPOINT_HEADER_COLUMNS). */
+export type CheckpointHeaderRow = Omit<CheckpointRow, 'leaf_positions' | 'leaf_hashes'>
+
 /** The same caveat: order by `ledger_checkpoints.seq`, not the text alias. */
-export const CHECKPOINT_COLUMNS = sql`
+export const CHECKPOINT_HEADER_COLUMNS = sql`
   seq::text as seq, first_tx_id::text as first_tx_id, first_position::text as first_position,
   last_tx_id::text as last_tx_id, last_position::text as last_position, count::text as count,
   total::text as total, chain_hash, merkle_root, prev_checkpoint_hash, created_at, key_id, signature,
-  leaf_positions::text[] as leaf_positions, leaf_hashes
+  snapshot
+`
+export const CHECKPOINT_COLUMNS = sql`
+  ${CHECKPOINT_HEADER_COLUMNS}, leaf_positions::text[] as leaf_positions, leaf_hashes
 `
 
 /** The signed checkpoint of a stored row. */
-export function checkpointOf(row: CheckpointRow): LedgerCheckpoint {
-  return {
+export function checkpointOf(row: CheckpointHeaderRow): LedgerCheckpoint {
+  const cp: LedgerCheckpoint = {
     seq: Number(row.seq),
     first: row.first_tx_id !== null ? { tx_id: row.first_tx_id, position: row.first_position! } : null,
     last: row.last_tx_id !== null ? { tx_id: row.last_tx_id, position: row.last_position! } : null,
@@ -67,10 +75,11 @@ export function checkpointOf(row: CheckpointRow): LedgerCheckpoint {
     key_id: row.key_id,
     signature: row.signature,
   }
+  return row.snapshot === null ? cp : { ...cp, snapshot: row.snapshot }
 }
 
 /** The leaves a stored checkpoint sealed, in chain order. */
-export function leavesOf(row: CheckpointRow): SealedLeaves {
+export function leavesOf(row: Pick<CheckpointRow, 'leaf_positions' | 'leaf_hashes'>): SealedLeaves {
   const hashes: Uint8Array[] = []
   for (let i = 0; i < row.leaf_hashes.length; i += MERKLE_HASH_BYTES) {
     hashes.push(new Uint8Array(row.leaf_hashes.subarray(i, i + MERKLE_HASH_BYTES)))

@@ -1,8 +1,18 @@
 import { LedgerChainVerifier, type ChainRow, type ChainVerification } from '@hookledger/core'
 import { sql } from 'kysely'
-import type { Db } from './database.js'
+import type { Db, Trx } from './database.js'
 import { cursorRows } from './server-cursor.js'
-import { CHAIN_ROW_COLUMNS, CHECKPOINT_COLUMNS, checkpointOf, compareChainKeys, leavesOf, type CheckpointRow } from './ledger-chain-rows.js'
+import {
+  CHAIN_ROW_COLUMNS,
+  CHECKPOINT_HEADER_COLUMNS,
+  chainAfter,
+  checkpointOf,
+  compareChainKeys,
+  leavesOf,
+  type CheckpointHeaderRow,
+  type CheckpointRow,
+} from './ledger-chain-rows.js'
+import { archivedThrough, latestSignedSnapshot } from './ledger-snapshot-read.js'
 
 /** Progress of a long verification. */
 export interface ChainProgress {
@@ -11,42 +21,70 @@ export interface ChainProgress {
   readonly ms: number
 }
 
+/** Where a verification read rows from. */
+export interface ChainVerifyStart {
+  /** The checkpoint the rows resume after (checked by its signature and links only, like every one before it); null: from the first row. */
+  readonly afterCheckpoint: number | null
+  /** Why: `archive` (the rows before it left the ledger), `snapshot` (the projections start from a signed snapshot), or `genesis`. */
+  readonly reason: 'genesis' | 'archive' | 'snapshot'
+}
+
 /**
  * Recomputes the hash chain and every checkpoint's Merkle root over the database and checks
  * every signature, in one repeatable-read snapshot, streaming (memory holds one checkpoint's
  * worth). Names the first bad position and what is wrong: row changed, missing, inserted,
  * order changed, checkpoint signature bad or checkpoint altered.
+ *
+ * Every checkpoint's signature and links are checked. Rows are read from the beginning, or —
+ * `from: 'snapshot'` (the default) — after the last checkpoint all of whose rows precede the
+ * latest signed snapshot's horizon: every row at or after the snapshot's position lies past
+ * it, so the rows the replay folds are all re-verified, and the cost follows what was
+ * appended since. Either way rows an archive took (`ledger.retention`) are not expected.
  */
 export async function ledgerChainVerify(
   db: Db,
-  params: { publicKey: Uint8Array; maxProblems?: number; onProgress?: (p: ChainProgress) => void },
-): Promise<ChainVerification & { ms: number }> {
+  params: { publicKey: Uint8Array; maxProblems?: number; onProgress?: (p: ChainProgress) => void; from?: 'snapshot' | 'genesis' },
+): Promise<ChainVerification & { ms: number; start: ChainVerifyStart }> {
   const started = performance.now()
   const verifier = new LedgerChainVerifier({ publicKey: params.publicKey, maxProblems: params.maxProblems ?? 1000 })
-  await db
+  const start = await db
     .transaction()
     .setIsolationLevel('repeatable read')
     .execute(async (trx) => {
-      // Checkpoints are few and small beside the rows (a leaf list each): read them all, then
-      // walk the rows, pushing each checkpoint before the rows of its range.
-      const checkpoints = (await sql<CheckpointRow>`select ${CHECKPOINT_COLUMNS} from ledger_checkpoints order by ledger_checkpoints.seq`.execute(trx)).rows
-      let next = 0
+      // Checkpoint headers are small: read them all; leaves are read per checkpoint as its rows come.
+      const headers = (await sql<CheckpointHeaderRow>`select ${CHECKPOINT_HEADER_COLUMNS} from ledger_checkpoints order by ledger_checkpoints.seq`.execute(trx)).rows
+      const start = await startingPoint(trx, headers, params.from ?? 'snapshot')
+      const resumeAt = start.afterCheckpoint === null ? 0 : headers.findIndex((h) => Number(h.seq) > start.afterCheckpoint!)
+      const firstFull = resumeAt === -1 ? headers.length : resumeAt
+      for (const header of headers.slice(0, firstFull)) verifier.pushHeader(checkpointOf(header))
+      const anchorLast = firstFull > 0 ? checkpointOf(headers[firstFull - 1]!).last : null
+
+      let next = firstFull
       let rows = 0
       let lastReport = performance.now()
-      const lasts = checkpoints.map((cp) => checkpointOf(cp).last)
+      const lasts = headers.map((cp) => checkpointOf(cp).last)
+      const pushNext = async () => {
+        const header = headers[next]!
+        const leaves = (
+          await sql<Pick<CheckpointRow, 'leaf_positions' | 'leaf_hashes'>>`
+            select leaf_positions::text[] as leaf_positions, leaf_hashes from ledger_checkpoints where seq = ${header.seq}::bigint
+          `.execute(trx)
+        ).rows[0]!
+        verifier.pushCheckpoint(checkpointOf(header), leavesOf(leaves))
+        next++
+      }
       // Push checkpoints until the newest pushed one's range holds the row (rows past the last
       // checkpoint are unsealed). A checkpoint whose last is null sealed an empty ledger.
-      const pushThrough = (row: ChainRow) => {
-        while (next < checkpoints.length) {
-          const current = next > 0 ? lasts[next - 1]! : undefined
-          if (current !== undefined && (current !== null && compareChainKeys(row, current) <= 0)) break
-          verifier.pushCheckpoint(checkpointOf(checkpoints[next]!), leavesOf(checkpoints[next]!))
-          next++
+      const pushThrough = async (row: ChainRow) => {
+        while (next < headers.length) {
+          const current = next > firstFull ? lasts[next - 1]! : undefined
+          if (current !== undefined && current !== null && compareChainKeys(row, current) <= 0) break
+          await pushNext()
         }
       }
       const horizon = sql`tx_id < pg_snapshot_xmin(pg_current_snapshot())`
-      for await (const row of cursorRows<ChainRow>(trx, 'chain_rows', sql`select ${CHAIN_ROW_COLUMNS} from ledger where ${horizon} order by ledger.tx_id, ledger.position`)) {
-        pushThrough(row)
+      for await (const row of cursorRows<ChainRow>(trx, 'chain_rows', sql`select ${CHAIN_ROW_COLUMNS} from ledger where ${chainAfter(anchorLast)} and ${horizon} order by ledger.tx_id, ledger.position`)) {
+        await pushThrough(row)
         verifier.pushRow(row)
         rows++
         if (params.onProgress && performance.now() - lastReport > 500) {
@@ -55,10 +93,25 @@ export async function ledgerChainVerify(
         }
       }
       // Checkpoints after the last row (count 0, or rows deleted since) still get checked.
-      while (next < checkpoints.length) {
-        verifier.pushCheckpoint(checkpointOf(checkpoints[next]!), leavesOf(checkpoints[next]!))
-        next++
-      }
+      while (next < headers.length) await pushNext()
+      return start
     })
-  return { ...verifier.finish(), ms: Math.round(performance.now() - started) }
+  return { ...verifier.finish(), ms: Math.round(performance.now() - started), start }
+}
+
+/** After which checkpoint the rows are read, and why (see ledgerChainVerify). */
+async function startingPoint(trx: Trx, headers: readonly CheckpointHeaderRow[], from: 'snapshot' | 'genesis'): Promise<ChainVerifyStart> {
+  const archived = await archivedThrough(trx)
+  let start: ChainVerifyStart = archived ? { afterCheckpoint: archived.throughCheckpoint, reason: 'archive' } : { afterCheckpoint: null, reason: 'genesis' }
+  if (from === 'genesis') return start
+  const snapshot = await latestSignedSnapshot(trx)
+  if (snapshot === null) return start
+  const horizon = BigInt(snapshot.descriptor.horizon)
+  let anchor: number | null = null
+  for (const h of headers) {
+    if (h.last_tx_id === null || BigInt(h.last_tx_id) >= horizon) break
+    anchor = Number(h.seq)
+  }
+  if (anchor !== null && (start.afterCheckpoint === null || anchor > start.afterCheckpoint)) start = { afterCheckpoint: anchor, reason: 'snapshot' }
+  return start
 }

@@ -3,10 +3,21 @@ import { sql } from 'kysely'
 import type { Db } from './database.js'
 import { CHAIN_ROW_COLUMNS, CHECKPOINT_COLUMNS, chainAfter, checkpointOf, compareChainKeys, leavesOf, type CheckpointRow } from './ledger-chain-rows.js'
 import { cursorRows } from './server-cursor.js'
+import { archivedThrough } from './ledger-snapshot-read.js'
 
 /** One line of an export file (JSON lines). */
 export type LedgerExportLine =
-  | { readonly type: 'header'; readonly format: 'hookledger.ledger-export.v1'; readonly from: string | null; readonly to: string | null; readonly checkpoints: number }
+  | {
+      readonly type: 'header'
+      readonly format: 'hookledger.ledger-export.v1'
+      readonly from: string | null
+      readonly to: string | null
+      readonly checkpoints: number
+      /** The checkpoints exported, when chosen by seq (an archive): (after, through]. */
+      readonly checkpoint_range?: { readonly after: number; readonly through: number }
+      /** Checkpoints up to this one lost rows to an archive: they are left out (null: none did). */
+      readonly archived_through?: number | null
+    }
   | { readonly type: 'anchor'; readonly checkpoint: LedgerCheckpoint }
   | { readonly type: 'checkpoint'; readonly checkpoint: LedgerCheckpoint; readonly leaves: { readonly positions: readonly string[]; readonly hashes: readonly string[] } }
   | { readonly type: 'row'; readonly row: ChainRow }
@@ -16,25 +27,47 @@ export type LedgerExportLine =
  * in [from, to] (all of them by default), each followed by its rows in chain order, after the
  * checkpoint just before them (the anchor) when the range does not start at the beginning —
  * everything `ledger verify --file` needs with the public key alone. Streams (a cursor).
+ * `checkpoints` chooses by seq instead: those in (after, through], anchored on `after` (an
+ * archive). Checkpoints an archive took rows of are never exported from the database: their
+ * rows are in the archive's file.
  */
 export async function ledgerExport(
   db: Db,
-  params: { from?: string | undefined; to?: string | undefined; onLine: (line: LedgerExportLine) => void | Promise<void>; onProgress?: (rows: number) => void },
+  params: {
+    from?: string | undefined
+    to?: string | undefined
+    checkpoints?: { readonly after: number; readonly through: number }
+    onLine: (line: LedgerExportLine) => void | Promise<void>
+    onProgress?: (rows: number) => void
+  },
 ): Promise<{ checkpoints: number; rows: number }> {
   return db
     .transaction()
     .setIsolationLevel('repeatable read')
     .execute(async (trx) => {
       const all = (await sql<CheckpointRow>`select ${CHECKPOINT_COLUMNS} from ledger_checkpoints order by ledger_checkpoints.seq`.execute(trx)).rows
+      const archived = (await archivedThrough(trx))?.throughCheckpoint ?? 0
       const from = params.from !== undefined ? BigInt(params.from) : null
       const to = params.to !== undefined ? BigInt(params.to) : null
+      const range = params.checkpoints
       const wanted = (cp: CheckpointRow) =>
-        (from === null && to === null) ||
-        cp.leaf_positions.some((p) => (from === null || BigInt(p) >= from) && (to === null || BigInt(p) <= to))
+        Number(cp.seq) > archived &&
+        (range
+          ? Number(cp.seq) > range.after && Number(cp.seq) <= range.through
+          : (from === null && to === null) ||
+            cp.leaf_positions.some((p) => (from === null || BigInt(p) >= from) && (to === null || BigInt(p) <= to)))
       const firstIndex = all.findIndex(wanted)
       const lastIndex = all.length - 1 - [...all].reverse().findIndex(wanted)
       const chosen = firstIndex < 0 ? [] : all.slice(firstIndex, lastIndex + 1)
-      await params.onLine({ type: 'header', format: 'hookledger.ledger-export.v1', from: params.from ?? null, to: params.to ?? null, checkpoints: chosen.length })
+      await params.onLine({
+        type: 'header',
+        format: 'hookledger.ledger-export.v1',
+        from: params.from ?? null,
+        to: params.to ?? null,
+        checkpoints: chosen.length,
+        ...(range ? { checkpoint_range: { after: range.after, through: range.through } } : {}),
+        archived_through: archived > 0 ? archived : null,
+      })
       if (chosen.length === 0) return { checkpoints: 0, rows: 0 }
       const anchor = firstIndex > 0 ? checkpointOf(all[firstIndex - 1]!) : null
       if (anchor) await params.onLine({ type: 'anchor', checkpoint: anchor })

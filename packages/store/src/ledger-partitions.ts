@@ -3,6 +3,7 @@
  * dropped — whole and sealed — through the audited retention function. The SQL functions hold
  * the rules; this is how the processes call them.
  */
+import type { ArchiveDescription } from '@hookledger/core'
 import { sql } from 'kysely'
 import type { Db } from './database.js'
 
@@ -42,12 +43,41 @@ export async function ledgerPartitionsAhead(
 }
 
 /**
- * Drops every partition entirely below `beforePosition` (each must be sealed) and appends one
- * `ledger.retention` entry; returns the rows dropped.
+ * The audited retention function: drops every partition below `beforePosition` (null: none),
+ * each holding only rows sealed by checkpoints up to `throughCheckpoint` (the archive's), and
+ * appends one `ledger.retention` entry describing the archive; returns the rows dropped.
  */
-export async function ledgerRetention(db: Db, params: { beforePosition: string; actor: string; now: Date }): Promise<number> {
+export async function ledgerRetention(
+  db: Db,
+  params: { throughCheckpoint: number; beforePosition: string | null; archive: ArchiveDescription | null; actor: string; now: Date },
+): Promise<number> {
   const r = await sql<{ dropped: string }>`
-    select hookledger_ledger_retention(${params.beforePosition}::bigint, ${params.actor}, ${params.now})::text as dropped
+    select hookledger_ledger_retention(${params.throughCheckpoint}::bigint, ${params.beforePosition}::bigint,
+      ${params.archive ? JSON.stringify(params.archive) : null}::jsonb, ${params.actor}, ${params.now})::text as dropped
   `.execute(db)
   return Number(r.rows[0]!.dropped)
+}
+
+/**
+ * The end of the lowest run of partitions, all below `belowPosition`, whose rows checkpoints up
+ * to `last` sealed (each checked on its own chain-order index): what an archive through that
+ * checkpoint may drop. Null when not even the lowest qualifies.
+ */
+export async function ledgerPartitionsSealedThrough(
+  db: Db,
+  params: { last: { tx_id: string; position: string } | null; belowPosition: string },
+): Promise<{ beforePosition: string | null; partitions: number }> {
+  let beforePosition: string | null = null
+  let partitions = 0
+  for (const p of await ledgerPartitions(db)) {
+    if (p.isDefault || p.to === null || BigInt(p.to) > BigInt(params.belowPosition)) break
+    const later = params.last
+      ? sql`(tx_id, position) > (${params.last.tx_id}::xid8, ${params.last.position}::bigint)`
+      : sql`true`
+    const { rows } = await sql`select 1 from ${sql.table(p.name)} where ${later} limit 1`.execute(db)
+    if (rows.length > 0) break
+    beforePosition = p.to
+    partitions++
+  }
+  return { beforePosition, partitions }
 }

@@ -10,7 +10,7 @@
  * `endpointRedeliver` and the endpoint commands append. Each check reports where it failed and
  * carries on from what the entry says, so one cut is reported once, not at every later entry.
  */
-import type { LedgerRecord } from '@hookledger/core'
+import type { DeliveryRow, EndpointRow, LedgerRecord } from '@hookledger/core'
 
 /** One broken rule: the entry (by ledger position) and what is wrong with it. */
 export type ReportProblem = (position: string | null, problem: string) => void
@@ -81,6 +81,22 @@ export class DeliveryHistoryCheck {
     this.#attempt = null
   }
 
+  /**
+   * A history that continues from the row a snapshot holds: its state, run and counted
+   * attempts are where the entries below the snapshot left them (a transaction's entries never
+   * straddle a snapshot, so no attempt waits there for its outcome).
+   */
+  resume(row: DeliveryRow): void {
+    this.#phase = row.state
+    this.#attempt = null
+    this.#enqueuedAt = 'below the snapshot'
+    this.#endpointId = row.endpoint_id
+    this.#eventId = row.event_id
+    this.#ownerId = row.owner_id
+    this.#run = row.run
+    this.#counted = row.attempts
+  }
+
   apply(e: LedgerRecord): void {
     if (this.#phase === false) return
     const at = e.position
@@ -93,7 +109,7 @@ export class DeliveryHistoryCheck {
         return
       }
       this.#phase = 'pending'
-      this.#enqueuedAt = at
+      this.#enqueuedAt = `at position ${at}`
       this.#endpointId = e.endpoint_id
       this.#eventId = e.event_id
       this.#ownerId = e.owner_id
@@ -121,7 +137,7 @@ export class DeliveryHistoryCheck {
     if (e.owner_id !== this.#ownerId) this.#report(at, `${e.kind} names owner ${e.owner_id}, the delivery's is ${this.#ownerId}`)
 
     if (e.kind === 'delivery.enqueued') {
-      this.#report(at, `delivery.enqueued again (the delivery was enqueued at position ${this.#enqueuedAt})`)
+      this.#report(at, `delivery.enqueued again (the delivery was enqueued ${this.#enqueuedAt})`)
       return
     }
     // An outcome that came back after its claim was lost: recorded, never applied. It is written
@@ -245,6 +261,13 @@ export class EndpointHistoryCheck {
     this.#purged = null
   }
 
+  /** A history that continues from the row a snapshot holds (created, perhaps deleted, below it). */
+  resume(row: EndpointRow): void {
+    this.#created = 'below the snapshot'
+    this.#deleted = row.deleted_at !== null ? 'below the snapshot' : null
+    this.#purged = null
+  }
+
   apply(e: LedgerRecord): void {
     if (this.#created === false) return
     const at = e.position
@@ -254,11 +277,11 @@ export class EndpointHistoryCheck {
         this.#created = false
         return
       }
-      this.#created = at
+      this.#created = `at position ${at}`
       return
     }
     if (e.kind === 'endpoint.created') {
-      this.#report(at, `endpoint.created again (the endpoint was created at position ${this.#created})`)
+      this.#report(at, `endpoint.created again (the endpoint was created ${this.#created})`)
       return
     }
     // A purged endpoint is gone: nothing may name it after its purge.
@@ -274,9 +297,9 @@ export class EndpointHistoryCheck {
     // A deleted endpoint takes no command and no transition (`endpointLock` and
     // `decideEndpointAfterOutcome` skip it); only in-flight attempts still release its lease.
     if (this.#deleted !== null && e.kind.startsWith('endpoint.')) {
-      this.#report(at, `${e.kind} after endpoint.deleted (position ${this.#deleted})`)
+      this.#report(at, `${e.kind} after endpoint.deleted (${this.#deleted})`)
     }
-    if (e.kind === 'endpoint.deleted' && this.#deleted === null) this.#deleted = at
+    if (e.kind === 'endpoint.deleted' && this.#deleted === null) this.#deleted = `at position ${at}`
   }
 
   finish(): void {}

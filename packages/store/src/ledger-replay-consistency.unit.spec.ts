@@ -150,7 +150,7 @@ describe('endpoint history rules', () => {
   it('want endpoint.created first and once, and nothing but lease entries after endpoint.deleted', () => {
     expect(check('claimed', 'endpoint.created')).toEqual(['1: the history starts with delivery.claimed, not endpoint.created'])
     expect(check('endpoint.created', 'endpoint.created')).toEqual(['2: endpoint.created again (the endpoint was created at position 1)'])
-    expect(check('endpoint.created', 'endpoint.deleted', 'endpoint.updated')).toEqual(['3: endpoint.updated after endpoint.deleted (position 2)'])
+    expect(check('endpoint.created', 'endpoint.deleted', 'endpoint.updated')).toEqual(['3: endpoint.updated after endpoint.deleted (at position 2)'])
   })
   it('accept a purge after the delete, and nothing after the purge', () => {
     expect(check('endpoint.created', 'claimed', 'endpoint.deleted', 'attempted', 'endpoint.purged')).toEqual([])

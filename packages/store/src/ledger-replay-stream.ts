@@ -71,9 +71,10 @@ export class DifferenceSink {
 
 /** Folds one row's entries, in position order, and checks its history on the way. */
 export interface EntityFold<R> {
-  start(key: string): void
+  /** A new row: from nothing, or from its state in a snapshot. */
+  start(key: string, from: R | null): void
   apply(e: LedgerRecord): void
-  /** The rebuilt row; null when the entries never created it. */
+  /** The rebuilt row; null when the entries never created it (or removed it). */
   finish(): R | null
 }
 
@@ -89,7 +90,14 @@ export interface ReplayCounters {
   peakHeld: number
 }
 
-export interface VerifyTableParams<R extends object> {
+/** A snapshot's row as the start stream returns it: the stored JSON beside the row it populates. */
+export interface StartRow {
+  readonly id: string
+  readonly snapshot_row: RowJson
+  readonly [column: string]: unknown
+}
+
+export interface FoldTableParams<R extends object> {
   readonly table: 'endpoints' | 'deliveries'
   /**
    * The ledger entries about the table's rows, each query ordered by (`keyColumn`, position);
@@ -98,10 +106,21 @@ export interface VerifyTableParams<R extends object> {
   readonly ledgerQueries: readonly RawBuilder<unknown>[]
   readonly keyColumn: 'endpoint_id' | 'delivery_id'
   readonly fold: EntityFold<R>
-  readonly sink: DifferenceSink
   readonly counters: ReplayCounters
   readonly gauge: BufferGauge
   readonly fetchRows: number
+  /** The rows the fold starts from (a snapshot's), ordered by id, as StartRow. */
+  readonly start?: RawBuilder<unknown>
+  /** Whether the live table is read alongside (to compare). */
+  readonly live: boolean
+  /** Called once per key, in key order, with what each side holds for it. */
+  readonly onKey: (key: string, sides: { replayed: R | null; live: RowJson | null; start: StartRow | null }) => Promise<void> | void
+}
+
+export interface VerifyTableParams<R extends object> extends Omit<FoldTableParams<R>, 'live' | 'onKey'> {
+  readonly sink: DifferenceSink
+  /** Each snapshot row as it is read (the snapshot's digest is computed from them). */
+  readonly onStartRow?: (row: StartRow) => void
 }
 
 export interface VerifyTableResult {
@@ -111,6 +130,8 @@ export interface VerifyTableResult {
   readonly live: number
   /** Ledger entries folded. */
   readonly entries: number
+  /** Snapshot rows started from. */
+  readonly started: number
   /** Rebuilt rows the database had to render (see RowJsonCodec). */
   readonly renderedByDatabase: number
 }
@@ -126,10 +147,27 @@ function orderError(stream: string, before: string, after: string): Error {
   )
 }
 
+/** The live rows of a table compared with the fold of its snapshot rows and ledger entries. */
 export async function verifyTable<R extends object>(trx: Trx, p: VerifyTableParams<R>): Promise<VerifyTableResult> {
-  const { table, keyColumn, fold, sink, counters } = p
+  const codec = await RowJsonCodec.load(trx, p.table)
+  const result = await foldTable(trx, {
+    ...p,
+    live: true,
+    onKey: (key, sides) => {
+      if (sides.start !== null) p.onStartRow?.(sides.start)
+      return compare(trx, codec, p.sink, p.table, key, sides.live, sides.replayed)
+    },
+  })
+  return { ...result, renderedByDatabase: codec.renderedByDatabase }
+}
+
+/**
+ * The fold of one table, key by key: the ledger entries (merged), the snapshot rows it starts
+ * from, and the live rows, three streams in key order; one row of each held at a time.
+ */
+export async function foldTable<R extends object>(trx: Trx, p: FoldTableParams<R>): Promise<Omit<VerifyTableResult, 'renderedByDatabase'>> {
+  const { table, keyColumn, fold, counters } = p
   counters.phase = table
-  const codec = await RowJsonCodec.load(trx, table)
   const sources: ServerCursor<LedgerRecord>[] = []
   for (const [i, query] of p.ledgerQueries.entries()) {
     sources.push(await ServerCursor.open<LedgerRecord>(trx, `replay_ledger_${table}_${i}`, query, p.fetchRows, p.gauge))
@@ -142,52 +180,71 @@ export async function verifyTable<R extends object>(trx: Trx, p: VerifyTablePara
           const kb = b[keyColumn] as string
           return ka < kb ? -1 : ka > kb ? 1 : comparePositions(a.position, b.position)
         })
-  const live = await ServerCursor.open<{ id: string; row: RowJson }>(
-    trx,
-    `replay_live_${table}`,
-    sql`select t.id, to_jsonb(t) as row from ${sql.ref(table)} t order by t.id`,
-    p.fetchRows,
-    p.gauge,
-  )
+  const live = p.live
+    ? await ServerCursor.open<{ id: string; row: RowJson }>(
+        trx,
+        `replay_live_${table}`,
+        sql`select t.id, to_jsonb(t) as row from ${sql.ref(table)} t order by t.id`,
+        p.fetchRows,
+        p.gauge,
+      )
+    : null
+  const start = p.start ? await ServerCursor.open<StartRow>(trx, `replay_start_${table}`, p.start, p.fetchRows, p.gauge) : null
   const hold = (n: number) => {
     counters.held += n
     if (counters.held > counters.peakHeld) counters.peakHeld = counters.held
   }
   let rebuilt = 0
   let liveRows = 0
+  let started = 0
   let entries = 0
   let lastLedgerKey = ''
   let lastLiveKey = ''
+  let lastStartKey = ''
   let failed = false
   try {
     for (;;) {
       if (ledger.needsFetch) await ledger.fill()
-      if (live.needsFetch) await live.fill()
+      if (live?.needsFetch) await live.fill()
+      if (start?.needsFetch) await start.fill()
       const e = ledger.head()
-      const l = live.head()
-      if (e === undefined && l === undefined) break
+      const l = live?.head()
+      const s = start?.head()
       const eKey = e === undefined ? null : (e[keyColumn] as string)
       const lKey = l === undefined ? null : l.id
-      const key = eKey === null ? lKey! : lKey === null ? eKey : eKey < lKey ? eKey : lKey
+      const sKey = s === undefined ? null : s.id
+      let key: string | null = null
+      for (const k of [eKey, lKey, sKey]) if (k !== null && (key === null || k < key)) key = k
+      if (key === null) break
 
+      let from: StartRow | null = null
+      if (sKey === key) {
+        if (key <= lastStartKey) throw orderError(`the snapshot rows of ${table}`, lastStartKey, key)
+        lastStartKey = key
+        from = s!
+        start!.advance()
+        started++
+      }
       let replayed: R | null = null
-      if (eKey === key) {
-        if (key <= lastLedgerKey) throw orderError(`the ledger stream of ${table}`, lastLedgerKey, key)
-        lastLedgerKey = key
+      if (eKey === key || from !== null) {
         hold(1)
-        fold.start(key)
-        for (;;) {
-          fold.apply(ledger.head()!)
-          ledger.advance()
-          entries++
-          counters.rows++
-          if (ledger.needsFetch) await ledger.fill()
-          const next = ledger.head()
-          if (next === undefined) break
-          const nextKey = next[keyColumn] as string
-          if (nextKey !== key) {
-            if (nextKey < key) throw orderError(`the ledger stream of ${table}`, key, nextKey)
-            break
+        fold.start(key, from === null ? null : (rowOf(from) as unknown as R))
+        if (eKey === key) {
+          if (key <= lastLedgerKey) throw orderError(`the ledger stream of ${table}`, lastLedgerKey, key)
+          lastLedgerKey = key
+          for (;;) {
+            fold.apply(ledger.head()!)
+            ledger.advance()
+            entries++
+            counters.rows++
+            if (ledger.needsFetch) await ledger.fill()
+            const next = ledger.head()
+            if (next === undefined) break
+            const nextKey = next[keyColumn] as string
+            if (nextKey !== key) {
+              if (nextKey < key) throw orderError(`the ledger stream of ${table}`, key, nextKey)
+              break
+            }
           }
         }
         replayed = fold.finish()
@@ -199,12 +256,12 @@ export async function verifyTable<R extends object>(trx: Trx, p: VerifyTablePara
         lastLiveKey = key
         hold(1)
         liveRow = l!.row
-        live.advance()
+        live!.advance()
         liveRows++
       }
-      await compare(trx, codec, sink, table, key, liveRow, replayed)
+      await p.onKey(key, { replayed, live: liveRow, start: from })
       counters.entities++
-      hold(-((eKey === key ? 1 : 0) + (lKey === key ? 1 : 0)))
+      hold(-((eKey === key || from !== null ? 1 : 0) + (lKey === key ? 1 : 0)))
     }
   } catch (err) {
     failed = true // the transaction ends with the error, and its cursors with it
@@ -212,10 +269,17 @@ export async function verifyTable<R extends object>(trx: Trx, p: VerifyTablePara
   } finally {
     if (!failed) {
       await ledger.close()
-      await live.close()
+      await live?.close()
+      await start?.close()
     }
   }
-  return { rebuilt, live: liveRows, entries, renderedByDatabase: codec.renderedByDatabase }
+  return { rebuilt, live: liveRows, entries, started }
+}
+
+/** A snapshot row's columns, without the stored JSON it was populated from. */
+function rowOf(start: StartRow): Record<string, unknown> {
+  const { snapshot_row: _json, ...row } = start
+  return row
 }
 
 /** The same comparison as `live is distinct from rebuilt`, column by column, on `to_jsonb` forms. */

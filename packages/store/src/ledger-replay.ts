@@ -16,34 +16,44 @@
  * is checked against its definition over the live rows, which the streams have just checked
  * against the ledger.
  */
-import { sql, type RawBuilder } from 'kysely'
-import {
-  evolveDelivery,
-  evolveEndpoint,
-  type DeliveryRow,
-  type EndpointRow,
-  type LedgerRecord,
-} from '@hookledger/core'
-import type { Db, Trx } from './database.js'
+import { sql } from 'kysely'
+import { SnapshotDigest } from '@hookledger/core'
+import type { Db } from './database.js'
 import { BufferGauge } from './server-cursor.js'
 import { endpointQueueDrift } from './endpoint-queue.js'
-import { DeliveryHistoryCheck, EndpointHistoryCheck, type ReportProblem } from './ledger-replay-consistency.js'
 import {
-  DifferenceSink,
-  verifyTable,
-  type EntityFold,
-  type ReplayCounters,
-  type ReplayDifference,
-  type ReplayDifferenceKind,
-  type ReplayTable,
-} from './ledger-replay-stream.js'
+  DeliveryFold,
+  EndpointFold,
+  deliveryEntries,
+  endpointEntries,
+  plannedRows,
+  problemReporter,
+  retiredDeliveryEntries,
+  type PositionRange,
+} from './ledger-fold-sources.js'
+import { DifferenceSink, verifyTable, type ReplayCounters, type ReplayDifference, type ReplayDifferenceKind, type ReplayTable } from './ledger-replay-stream.js'
+import { archivedThrough, latestSignedSnapshot, snapshotStartRows } from './ledger-snapshot-read.js'
 
 export type { ReplayDifference, ReplayDifferenceKind, ReplayTable } from './ledger-replay-stream.js'
 export { RowJsonCodec, RowJsonError, timestamptzJson } from './ledger-replay-row-json.js'
+export { ENDPOINT_LEASE_KINDS } from './ledger-fold-sources.js'
+
+/** The snapshot a replay started from, and whether its rows still hash to the signed digest. */
+export interface ReplaySnapshot {
+  readonly seq: number
+  /** The checkpoint that signed it. */
+  readonly checkpoint: number
+  readonly beforePosition: string
+  readonly endpoints: number
+  readonly deliveries: number
+  readonly digestMatches: boolean
+}
 
 export interface ReplayReport {
-  /** Ledger rows in the snapshot (all kinds). */
+  /** Ledger rows read (all kinds): every row, or those at or after the snapshot's position. */
   readonly ledgerRows: number
+  /** The signed snapshot the fold started from; null when it started from the first entry. */
+  readonly snapshot: ReplaySnapshot | null
   /** Rows the ledger rebuilds. */
   readonly endpoints: number
   readonly deliveries: number
@@ -91,120 +101,22 @@ export interface ReplayOptions {
   readonly onProgress?: (progress: ReplayProgress) => void
   /** Rows per cursor fetch. Default 5,000. */
   readonly fetchRows?: number
+  /**
+   * `snapshot` (default): from the latest signed projection snapshot, folding only the entries
+   * at or after its position (from the first entry when there is none); `genesis`: every
+   * entry, which needs a ledger none of whose history was archived.
+   */
+  readonly from?: 'snapshot' | 'genesis'
+}
+
+/** A replay that cannot start where it was asked to. */
+export class ReplayStartError extends Error {
+  readonly code = 'replay_history_archived'
 }
 
 const DEFAULT_MAX_DIFFERENCES = 1_000
 const DEFAULT_FETCH_ROWS = 5_000
 const PROGRESS_EVERY_MS = 500
-
-const ENTRY_COLUMNS = sql`position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, payload, actor`
-
-/**
- * The delivery entries that move an endpoint: `evolveEndpoint` reads a claim (it takes the
- * lease) and an attempt, a discard or a busy snooze (they release it); every other entry that
- * names an endpoint leaves it as it is unless its kind is `endpoint.*`. A unit test holds
- * evolveEndpoint to this list.
- */
-export const ENDPOINT_LEASE_KINDS = ['delivery.claimed', 'delivery.attempted', 'delivery.discarded', 'delivery.lease_busy'] as const
-
-/** Every entry `applyEntry` folds into some endpoint and that can change it, by endpoint and position. */
-const endpointEntries = sql`
-  select ${ENTRY_COLUMNS} from ledger
-  where endpoint_id is not null
-    and (kind like 'endpoint.%' or kind in (${sql.join(ENDPOINT_LEASE_KINDS.map((k) => sql.lit(k)))}))
-  order by endpoint_id, position
-`
-/** Every entry `applyEntry` folds into the delivery it names, by delivery and position (`ledger_delivery_id_idx`). */
-const deliveryEntries = sql`
-  select ${ENTRY_COLUMNS} from ledger where delivery_id is not null order by delivery_id, position
-`
-/**
- * Each retirement expanded into one entry per delivery it names (`ledger_retired_idx`;
- * `deliveryIdsOf` in core), by delivery and position: merged with `deliveryEntries` on the way
- * (a union sorted by PostgreSQL would sort the whole ledger first). The copies carry the
- * payload without the id list, which the fold does not need and would otherwise travel once
- * per delivery it names.
- */
-const retiredDeliveryEntries = sql`
-  select l.position, l.occurred_at, l.owner_id, l.kind, l.endpoint_id, r.id::uuid as delivery_id, l.event_id,
-         l.payload - 'delivery_ids' as payload, l.actor
-  from ledger l cross join lateral jsonb_array_elements_text(l.payload -> 'delivery_ids') as r(id)
-  where l.kind = 'deliveries.retired'
-  order by delivery_id, l.position
-`
-
-/** Reports a broken rule of the current row's history as an `inconsistent` difference. */
-function problemReporter(sink: DifferenceSink, table: ReplayTable, current: { key: string }): ReportProblem {
-  return (position, problem) => {
-    if (!sink.keeping) return sink.count(table, 'inconsistent')
-    sink.add({
-      table,
-      key: current.key,
-      kind: 'inconsistent',
-      columns: [],
-      live: null,
-      replayed: null,
-      ...(position !== null ? { position } : {}),
-      problem,
-    })
-  }
-}
-
-/** `applyEntry`, for one row: an entry that returns no row removes it (a purge, a retirement). */
-class EndpointFold implements EntityFold<EndpointRow> {
-  readonly current = { key: '' }
-  readonly #check: EndpointHistoryCheck
-  #row: EndpointRow | null = null
-
-  constructor(sink: DifferenceSink) {
-    this.#check = new EndpointHistoryCheck(problemReporter(sink, 'endpoints', this.current))
-  }
-  start(key: string): void {
-    this.current.key = key
-    this.#row = null
-    this.#check.start()
-  }
-  apply(e: LedgerRecord): void {
-    this.#row = evolveEndpoint(this.#row, e) // null after endpoint.purged: the row is gone
-    this.#check.apply(e)
-  }
-  finish(): EndpointRow | null {
-    this.#check.finish()
-    return this.#row
-  }
-}
-
-class DeliveryFold implements EntityFold<DeliveryRow> {
-  readonly current = { key: '' }
-  readonly #check: DeliveryHistoryCheck
-  #row: DeliveryRow | null = null
-  attempts = 0
-
-  constructor(sink: DifferenceSink) {
-    this.#check = new DeliveryHistoryCheck(problemReporter(sink, 'deliveries', this.current))
-  }
-  start(key: string): void {
-    this.current.key = key
-    this.#row = null
-    this.#check.start()
-  }
-  apply(e: LedgerRecord): void {
-    this.#row = evolveDelivery(this.#row, e) // null after deliveries.retired: the row is gone
-    this.#check.apply(e)
-    if (e.kind === 'delivery.attempted') this.attempts++
-  }
-  finish(): DeliveryRow | null {
-    this.#check.finish()
-    return this.#row
-  }
-}
-
-/** The planner's row estimate of a query (from the statistics: costs nothing to ask). */
-async function plannedRows(trx: Trx, query: RawBuilder<unknown>): Promise<number | null> {
-  const r = await sql<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>`explain (format json) ${query}`.execute(trx)
-  const n = r.rows[0]?.['QUERY PLAN']?.[0]?.Plan?.['Plan Rows']
-  return typeof n === 'number' && Number.isFinite(n) ? n : null
-}
 
 /**
  * Rebuilds endpoints and deliveries from the ledger and diffs them with the live tables (see
@@ -221,6 +133,16 @@ export async function ledgerReplayVerify(db: Db, options: ReplayOptions = {}): P
       // The forms `to_jsonb` renders, fixed whatever the server's settings (RowJsonCodec).
       await sql`set local timezone to 'UTC'`.execute(trx)
       await sql`set local bytea_output to 'hex'`.execute(trx)
+      const archived = await archivedThrough(trx)
+      const snapshot = options.from === 'genesis' ? null : await latestSignedSnapshot(trx)
+      if (archived !== null && (snapshot === null || BigInt(snapshot.descriptor.before_position) < BigInt(archived.beforePosition))) {
+        throw new ReplayStartError(
+          `the ledger below position ${archived.beforePosition} is archived (through checkpoint ${archived.throughCheckpoint}): ` +
+            (snapshot === null ? 'replay starts from a signed snapshot, and none covers it' : `replay starts from snapshot ${snapshot.descriptor.seq}`),
+        )
+      }
+      const range: PositionRange = snapshot ? { from: snapshot.descriptor.before_position } : {}
+      const startDigest = snapshot ? new SnapshotDigest() : null
       const sink = new DifferenceSink(maxDifferences)
       const gauge = new BufferGauge()
       const counters: ReplayCounters = { phase: 'endpoints', rows: 0, entities: 0, held: 0, peakHeld: 0 }
@@ -244,7 +166,7 @@ export async function ledgerReplayVerify(db: Db, options: ReplayOptions = {}): P
       timer?.unref()
       try {
         if (onProgress) {
-          const [a, b] = [await plannedRows(trx, endpointEntries), await plannedRows(trx, deliveryEntries)]
+          const [a, b] = [await plannedRows(trx, endpointEntries(range)), await plannedRows(trx, deliveryEntries(range))]
           estimatedRows = a !== null && b !== null ? Math.round(a + b) : null
         }
         const common = { sink, counters, gauge, fetchRows }
@@ -255,22 +177,24 @@ export async function ledgerReplayVerify(db: Db, options: ReplayOptions = {}): P
           mark = now
           return ms
         }
-        const endpointFold = new EndpointFold(sink)
+        const endpointFold = new EndpointFold((current) => problemReporter(sink, 'endpoints', current))
         const endpoints = await verifyTable(trx, {
           ...common,
           table: 'endpoints',
-          ledgerQueries: [endpointEntries],
+          ledgerQueries: [endpointEntries(range)],
           keyColumn: 'endpoint_id',
           fold: endpointFold,
+          ...(snapshot ? { start: snapshotStartRows(snapshot.descriptor.seq, 'endpoints'), onStartRow: (r) => startDigest!.push('endpoint', r.id, r.snapshot_row) } : {}),
         })
         const endpointsMs = lap()
-        const deliveryFold = new DeliveryFold(sink)
+        const deliveryFold = new DeliveryFold((current) => problemReporter(sink, 'deliveries', current))
         const deliveries = await verifyTable(trx, {
           ...common,
           table: 'deliveries',
-          ledgerQueries: [deliveryEntries, retiredDeliveryEntries],
+          ledgerQueries: [deliveryEntries(range), retiredDeliveryEntries(range)],
           keyColumn: 'delivery_id',
           fold: deliveryFold,
+          ...(snapshot ? { start: snapshotStartRows(snapshot.descriptor.seq, 'deliveries'), onStartRow: (r) => startDigest!.push('delivery', r.id, r.snapshot_row) } : {}),
         })
         const deliveriesMs = lap()
         const drift = await endpointQueueDrift(trx, Math.max(0, maxDifferences - sink.kept.length))
@@ -287,10 +211,23 @@ export async function ledgerReplayVerify(db: Db, options: ReplayOptions = {}): P
         for (let i = drift.rows.length; i < drift.total; i++) sink.count('endpoint_queue', 'changed')
         const queueMs = lap()
         const ledgerRows = Number(
-          (await sql<{ n: string }>`select count(*) as n from ledger`.execute(trx)).rows[0]!.n,
+          (await sql<{ n: string }>`select count(*) as n from ledger where ${range.from !== undefined ? sql`position >= ${range.from}::bigint` : sql`true`}`.execute(trx)).rows[0]!.n,
         )
         return {
           ledgerRows,
+          snapshot: snapshot
+            ? {
+                seq: snapshot.descriptor.seq,
+                checkpoint: snapshot.checkpointSeq,
+                beforePosition: snapshot.descriptor.before_position,
+                endpoints: endpoints.started,
+                deliveries: deliveries.started,
+                digestMatches:
+                  startDigest!.hex() === snapshot.descriptor.digest &&
+                  endpoints.started === snapshot.descriptor.endpoints &&
+                  deliveries.started === snapshot.descriptor.deliveries,
+              }
+            : null,
           endpoints: endpoints.rebuilt,
           deliveries: deliveries.rebuilt,
           attempts: deliveryFold.attempts,

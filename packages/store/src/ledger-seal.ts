@@ -5,12 +5,13 @@ import {
   merkleRoot,
   signCheckpoint,
   type ChainRow,
+  type CheckpointSnapshot,
   type LedgerCheckpoint,
   type LedgerSigningKey,
 } from '@hookledger/core'
 import { sql } from 'kysely'
-import type { Db } from './database.js'
-import { CHAIN_ROW_COLUMNS, CHAIN_START, CHECKPOINT_COLUMNS, chainAfter, checkpointOf, type CheckpointRow } from './ledger-chain-rows.js'
+import type { Db, Trx } from './database.js'
+import { CHAIN_ROW_COLUMNS, CHAIN_START, CHECKPOINT_HEADER_COLUMNS, chainAfter, checkpointOf, type CheckpointHeaderRow } from './ledger-chain-rows.js'
 
 /** Rows one checkpoint seals at most: bounds a receipt's proof work and a seal's transaction. */
 export const CHECKPOINT_MAX_ROWS = 20_000
@@ -28,7 +29,9 @@ export interface SealResult {
  * signed checkpoint — repeated until caught up, at most {@link CHECKPOINT_MAX_ROWS} rows each.
  * Writers never wait on it. One sealer at a time (an advisory lock: a second one returns
  * without sealing). With `force`, a checkpoint is written even when no row is new (a signed
- * "nothing changed up to now").
+ * "nothing changed up to now"). A projection snapshot waiting for its checkpoint
+ * (ledger-snapshot.ts) is signed by the first checkpoint whose rows include every row below
+ * its position, even one that seals nothing new.
  */
 export async function ledgerSeal(db: Db, params: { key: LedgerSigningKey; now: Date; force?: boolean; maxRows?: number }): Promise<SealResult> {
   const maxRows = params.maxRows ?? CHECKPOINT_MAX_ROWS
@@ -38,8 +41,8 @@ export async function ledgerSeal(db: Db, params: { key: LedgerSigningKey; now: D
     const sealed = await db.transaction().execute(async (trx) => {
       const locked = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(hashtext('hookledger.ledger_sealer')) as ok`.execute(trx)
       if (!locked.rows[0]?.ok) return null
-      const last = (await sql<CheckpointRow>`select ${CHECKPOINT_COLUMNS} from ledger_checkpoints order by ledger_checkpoints.seq desc limit 1`.execute(trx)).rows[0]
-      const prev = last ? checkpointOf(last) : null
+      const latest = (await sql<CheckpointHeaderRow>`select ${CHECKPOINT_HEADER_COLUMNS} from ledger_checkpoints order by ledger_checkpoints.seq desc limit 1`.execute(trx)).rows[0]
+      const prev = latest ? checkpointOf(latest) : null
       const start = prev
         ? { seq: prev.seq, last: prev.last, total: prev.total, chainHash: Buffer.from(prev.chain_hash, 'hex'), checkpointHash: checkpointHash(prev) }
         : CHAIN_START
@@ -51,19 +54,22 @@ export async function ledgerSeal(db: Db, params: { key: LedgerSigningKey; now: D
         `.execute(trx)
       ).rows
       const force = params.force === true && checkpoints.length === 0
-      if (batch.length === 0 && !force) return null
+      const first = batch[0]
+      const tail = batch[batch.length - 1]
+      const last = tail ? { tx_id: tail.tx_id, position: tail.position } : start.last
+      const snapshot = await snapshotCoveredBy(trx, last)
+      if (batch.length === 0 && !force && snapshot === null) return null
       let head: Uint8Array = start.chainHash
       const leaves: Uint8Array[] = []
       for (const row of batch) {
         leaves.push(ledgerLeafHash(row))
         head = chainNext(head, row)
       }
-      const first = batch[0]
-      const tail = batch[batch.length - 1]
       const checkpoint = signCheckpoint(params.key, {
+        ...(snapshot !== null ? { snapshot } : {}),
         seq: start.seq + 1,
         first: first ? { tx_id: first.tx_id, position: first.position } : null,
-        last: tail ? { tx_id: tail.tx_id, position: tail.position } : start.last,
+        last,
         count: batch.length,
         total: start.total + batch.length,
         chain_hash: Buffer.from(head).toString('hex'),
@@ -73,12 +79,12 @@ export async function ledgerSeal(db: Db, params: { key: LedgerSigningKey; now: D
       })
       await sql`
         insert into ledger_checkpoints (seq, first_tx_id, first_position, last_tx_id, last_position, count, total,
-          chain_hash, merkle_root, prev_checkpoint_hash, created_at, key_id, signature, leaf_positions, leaf_hashes)
+          chain_hash, merkle_root, prev_checkpoint_hash, created_at, key_id, signature, leaf_positions, leaf_hashes, snapshot)
         values (${checkpoint.seq}, ${checkpoint.first?.tx_id ?? null}::xid8, ${checkpoint.first?.position ?? null}::bigint,
           ${checkpoint.last?.tx_id ?? null}::xid8, ${checkpoint.last?.position ?? null}::bigint, ${checkpoint.count}, ${checkpoint.total},
           ${checkpoint.chain_hash}, ${checkpoint.merkle_root}, ${checkpoint.prev_checkpoint_hash}, ${checkpoint.created_at},
           ${checkpoint.key_id}, ${checkpoint.signature}, ${batch.map((r) => r.position)}::bigint[],
-          ${Buffer.concat(leaves.map((l) => Buffer.from(l)))})
+          ${Buffer.concat(leaves.map((l) => Buffer.from(l)))}, ${checkpoint.snapshot ? JSON.stringify(checkpoint.snapshot) : null}::jsonb)
       `.execute(trx)
       return { checkpoint, rows: batch.length }
     })
@@ -88,6 +94,37 @@ export async function ledgerSeal(db: Db, params: { key: LedgerSigningKey; now: D
     if (sealed.rows < maxRows) break
   }
   return { checkpoints, rows }
+}
+
+/**
+ * The oldest snapshot no checkpoint has signed yet, if a checkpoint ending at `last` would seal
+ * every row below its position (rows below it may have later tx_ids than rows above it, so
+ * they can still be waiting behind the horizon).
+ */
+async function snapshotCoveredBy(trx: Trx, last: { tx_id: string; position: string } | null): Promise<CheckpointSnapshot | null> {
+  const pending = (
+    await sql<{ seq: string; before_position: string; horizon: string; digest: string; endpoints: string; deliveries: string }>`
+      select s.seq::text, s.before_position::text, s.horizon::text, s.digest, s.endpoints::text, s.deliveries::text
+      from ledger_snapshots s
+      where s.seq > coalesce((select max((c.snapshot ->> 'seq')::bigint) from ledger_checkpoints c where c.snapshot is not null), 0)
+      order by s.seq limit 1
+    `.execute(trx)
+  ).rows[0]
+  if (pending === undefined) return null
+  const unsealed = await sql`
+    select 1 from ledger
+    where position < ${pending.before_position}::bigint and ${chainAfter(last)}
+    limit 1
+  `.execute(trx)
+  if (unsealed.rows.length > 0) return null
+  return {
+    seq: Number(pending.seq),
+    before_position: pending.before_position,
+    horizon: pending.horizon,
+    digest: pending.digest,
+    endpoints: Number(pending.endpoints),
+    deliveries: Number(pending.deliveries),
+  }
 }
 
 /** The position of the newest sealed row and of the newest row (sealing lag, for metrics). */

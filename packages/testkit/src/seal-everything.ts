@@ -13,14 +13,16 @@ export async function sealEverything(db: Db, key: LedgerSigningKey, now: () => D
   for (;;) {
     const sealed = await ledgerSeal(db, { key, now: now(), ...options })
     checkpoints += sealed.checkpoints.length
-    const { rows, total } = (
-      await sql<{ rows: string; total: string | null }>`
-        select (select count(*) from ledger)::text as rows,
-               (select total::text from ledger_checkpoints order by ledger_checkpoints.seq desc limit 1) as total
+    // Rows an archive dropped are sealed but gone: count what is left past the last checkpoint.
+    const { unsealed, total } = (
+      await sql<{ unsealed: string; total: string | null }>`
+        select (select count(*) from ledger l where c.last_tx_id is null or (l.tx_id, l.position) > (c.last_tx_id, c.last_position))::text as unsealed,
+               c.total::text as total
+        from (select null) _ left join lateral (select last_tx_id, last_position, total from ledger_checkpoints order by seq desc limit 1) c on true
       `.execute(db)
     ).rows[0]!
-    if (rows === (total ?? '0')) return { checkpoints }
-    if (Date.now() > deadline) throw new Error(`sealed ${total ?? 0} of ${rows} ledger rows in 30 s`)
+    if (unsealed === '0') return { checkpoints }
+    if (Date.now() > deadline) throw new Error(`${unsealed} ledger rows still unsealed after 30 s (${total ?? 0} sealed)`)
     await new Promise((r) => setTimeout(r, 25))
   }
 }

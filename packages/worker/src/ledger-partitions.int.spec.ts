@@ -82,6 +82,8 @@ describe('migration 0011: the ledger becomes range-partitioned', () => {
         // Migrations 0016 (the event decisions index) and 0017 (endpoint attempts) create theirs on every partition.
         { child: 'ledger_p_initial_event_id_idx', parent: 'ledger_event_decisions_idx' },
         { child: 'ledger_p_initial_pkey', parent: 'ledger_pkey' },
+        // Migration 0018: the archive's record.
+        { child: 'ledger_p_initial_position_idx', parent: 'ledger_retention_idx' },
         { child: 'ledger_p_initial_retired_idx', parent: 'ledger_retired_idx' },
       ])
       // Positions continue past the gap, into the next partition.
@@ -139,7 +141,7 @@ describe('ledger partitions at work', () => {
     expect((await sql<{ position: string }>`insert into ledger (occurred_at, owner_id, kind, payload, actor) values (${h.clock.now()}, 'x', 'token.issued', '{}', 'x') returning tableoid::regclass::text as position`.execute(h.db)).rows[0]!.position).toBe(after[0]!.name)
   })
 
-  it('the retention function drops whole sealed partitions below a position, with one entry; never an unsealed one', async () => {
+  it('the retention function drops whole partitions an archive holds, with one entry each call; never one with rows past its checkpoint', async () => {
     h = await engineHarness()
     await h.createEndpoint()
     expect(await ledgerPartitionsAhead(h.db, { rowsPerPartition: 10, ahead: 3 })).toBe(0)
@@ -147,29 +149,38 @@ describe('ledger partitions at work', () => {
     const positionNow = Number((await sql<{ n: string }>`select max(position)::text as n from ledger`.execute(h.db)).rows[0]!.n)
     expect(positionNow).toBeLessThan(Number(big[0]!.to))
     await sealEverything(h.db, key, () => h.clock.now())
+    const latest = async () => Number((await sql<{ seq: string }>`select max(seq)::text as seq from ledger_checkpoints`.execute(h.db)).rows[0]!.seq)
+    const first = await latest()
     // ledger_p_initial (empty: the template was migrated with no ledger) lies entirely below
     // the first position: dropped, and audited.
     const initial = (await ledgerPartitions(h.db)).find((p) => p.name === 'ledger_p_initial')!
-    expect(await ledgerRetention(h.db, { beforePosition: initial.to!, actor: 'operator', now: h.clock.now() })).toBe(0)
+    const retention = (throughCheckpoint: number, beforePosition: string | null) =>
+      ledgerRetention(h.db, { throughCheckpoint, beforePosition, archive: null, actor: 'operator', now: h.clock.now() })
+    expect(await retention(first, initial.to!)).toBe(0)
     expect((await ledgerPartitions(h.db)).some((p) => p.name === 'ledger_p_initial')).toBe(false)
-    const entry = (await sql<{ payload: Record<string, unknown>; actor: string }>`select payload, actor from ledger where kind = 'ledger.retention'`.execute(h.db)).rows
-    expect(entry).toEqual([{ payload: { before_position: Number(initial.to), rows: 0, partitions: 1 }, actor: 'operator' }])
-    // A position inside a partition drops nothing of it, and appends nothing.
-    expect(await ledgerRetention(h.db, { beforePosition: String(positionNow), actor: 'operator', now: h.clock.now() })).toBe(0)
-    expect((await sql`select 1 from ledger where kind = 'ledger.retention'`.execute(h.db)).rows).toHaveLength(1)
+    const entries = async () => (await sql<{ payload: Record<string, unknown>; actor: string }>`select payload, actor from ledger where kind = 'ledger.retention' order by position`.execute(h.db)).rows
+    expect(await entries()).toEqual([
+      { payload: { through_checkpoint: first, before_position: Number(initial.to), rows: 0, partitions: 1, archive: null }, actor: 'operator' },
+    ])
+    // A position inside a partition drops nothing of it; the archive is still recorded.
+    expect(await retention(first, String(positionNow))).toBe(0)
+    expect((await entries())[1]!.payload).toMatchObject({ before_position: null, partitions: 0 })
+    await expect(retention(first + 100, null)).rejects.toThrow(`checkpoint ${first + 100} does not exist`)
 
-    // A partition with rows no checkpoint has sealed is refused.
+    // A partition with rows past the archive's checkpoint is refused, and nothing is recorded.
     await h.publish({ id: 'evt_unsealed' })
-    await expect(ledgerRetention(h.db, { beforePosition: big[0]!.to!, actor: 'operator', now: h.clock.now() })).rejects.toThrow(
-      `ledger partition ${big[0]!.name} holds rows no checkpoint has sealed yet`,
-    )
-    // Sealed, it leaves whole: every row of it, one entry.
+    await expect(retention(first, big[0]!.to!)).rejects.toThrow(`ledger partition ${big[0]!.name} holds rows checkpoint ${first} has not sealed`)
+    expect(await entries()).toHaveLength(2)
+    // Sealed through a later checkpoint, it leaves whole: every row of it, one entry.
     await sealEverything(h.db, key, () => h.clock.now())
     const inIt = Number((await sql<{ n: string }>`select count(*)::text as n from ${sql.table(big[0]!.name)}`.execute(h.db)).rows[0]!.n)
     expect(inIt).toBeGreaterThan(0)
-    expect(await ledgerRetention(h.db, { beforePosition: big[0]!.to!, actor: 'operator', now: h.clock.now() })).toBe(inIt)
+    expect(await retention(await latest(), big[0]!.to!)).toBe(inIt)
     expect((await ledgerPartitions(h.db)).map((p) => p.name)).not.toContain(big[0]!.name)
-    // (The chain verifier does not yet start after dropped history: it names the rows missing.)
-    expect((await ledgerChainVerify(h.db, { publicKey })).problems[0]).toMatchObject({ kind: 'row_missing' })
+    // Once the entry is sealed, the chain verifies from the archive's checkpoint on: the dropped rows are not missing.
+    await sealEverything(h.db, key, () => h.clock.now())
+    const chain = await ledgerChainVerify(h.db, { publicKey, from: 'genesis' })
+    expect(chain.problems).toEqual([])
+    expect(chain.start).toMatchObject({ reason: 'archive' })
   })
 })

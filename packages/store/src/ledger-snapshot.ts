@@ -1,0 +1,228 @@
+/**
+ * Projection snapshots (docs/ledger.md §7): the fold of every ledger entry below a position P
+ * into endpoints and deliveries, stored beside the ledger and signed — its digest — by the
+ * first checkpoint that seals every row below P. Replay and `ledger verify` start from the
+ * latest one, so their cost follows what was appended since, and an archive may then drop the
+ * partitions below it.
+ *
+ * P is cut under an instant's SHARE lock on the ledger: the lock waits for every transaction
+ * that has inserted into the ledger to end, and no new position is drawn while it is held, so
+ * every row below P is committed and no transaction's rows straddle P. The fold starts from the
+ * previous snapshot (its rows checked against its signed digest first) and reads only the
+ * entries in between, through the same streams and evolve functions as replay.
+ */
+import { parseLedgerPublicKey, SnapshotDigest, type CheckpointSnapshot, type LedgerSigningKey, type SnapshotEntity } from '@hookledger/core'
+import { sql } from 'kysely'
+import type { Db, Trx } from './database.js'
+import { ledgerChainVerify } from './ledger-chain-verify.js'
+import { DeliveryFold, EndpointFold, deliveryEntries, endpointEntries, problemReporter, retiredDeliveryEntries, type PositionRange } from './ledger-fold-sources.js'
+import { RowJsonCodec, RowJsonError, type RowJson } from './ledger-replay-row-json.js'
+import { DifferenceSink, foldTable, type ReplayCounters } from './ledger-replay-stream.js'
+import { ledgerSeal } from './ledger-seal.js'
+import { latestSignedSnapshot, snapshotStartRows, type SignedSnapshot } from './ledger-snapshot-read.js'
+import { BufferGauge } from './server-cursor.js'
+
+/** Where a snapshot cuts the ledger. */
+export interface SnapshotCut {
+  /** Every row below this position is committed; every later one is drawn after the cut. */
+  readonly beforePosition: string
+  /** The oldest transaction running at the cut (rows at or after the position have tx_ids at or above it). */
+  readonly horizon: string
+}
+
+/** A snapshot taken, or the latest one when nothing was appended since. */
+export interface SnapshotTaken {
+  readonly snapshot: CheckpointSnapshot
+  /** The checkpoint that signed it. */
+  readonly checkpoint: number
+  /** False when no entry was appended since the latest snapshot (it is returned instead). */
+  readonly fresh: boolean
+  /** Ledger entries folded on top of the previous snapshot. */
+  readonly entriesFolded: number
+  readonly ms: number
+}
+
+/** A snapshot refused: the chain does not verify, a history breaks a rule, or no checkpoint could sign it in time. */
+export class SnapshotError extends Error {
+  constructor(
+    readonly code: 'ledger_tampered' | 'history_inconsistent' | 'snapshot_unsigned' | 'snapshot_altered',
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+const LOCK_NOT_AVAILABLE = '55P03'
+const WRITE_BATCH = 500
+
+/** Cuts the ledger at the next position to be drawn, under an instant's SHARE lock (retried if a writer holds it long). */
+export async function snapshotCut(db: Db, options: { lockTimeoutMs?: number; attempts?: number } = {}): Promise<SnapshotCut> {
+  const attempts = options.attempts ?? 5
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction().execute(async (trx) => {
+        // A SHARE request queues the writers behind it while it waits: keep the wait short.
+        await sql`select set_config('lock_timeout', ${`${options.lockTimeoutMs ?? 2000}ms`}, true)`.execute(trx)
+        await sql`lock table ledger in share mode`.execute(trx)
+        const seq = (await sql<{ name: string }>`select pg_get_serial_sequence('ledger', 'position') as name`.execute(trx)).rows[0]!.name
+        const row = (
+          await sql<{ next: string; horizon: string }>`
+            select (select case when is_called then last_value + 1 else last_value end from ${sql.raw(seq)})::text as next,
+                   pg_snapshot_xmin(pg_current_snapshot())::text as horizon
+          `.execute(trx)
+        ).rows[0]!
+        return { beforePosition: row.next, horizon: row.horizon }
+      })
+    } catch (err) {
+      if ((err as { code?: string }).code !== LOCK_NOT_AVAILABLE || attempt >= attempts) throw err
+    }
+  }
+}
+
+/**
+ * Takes a snapshot: verifies the chain (from the latest snapshot on), cuts, folds the previous
+ * snapshot and the entries since into new rows, then waits for a checkpoint to sign it (the
+ * sealer signs it once every row below the cut is sealed) and prunes the rows of older
+ * snapshots. Nothing appended since the latest snapshot: that one is returned.
+ */
+export async function ledgerSnapshotTake(
+  db: Db,
+  params: { key: LedgerSigningKey; now: () => Date; signWithinMs?: number; onProgress?: (p: { phase: string; rows: number; ms: number }) => void },
+): Promise<SnapshotTaken> {
+  const started = performance.now()
+  const chain = await ledgerChainVerify(db, { publicKey: parseLedgerPublicKey(params.key.publicKey), maxProblems: 1 })
+  if (!chain.ok) {
+    const first = chain.problems[0]
+    throw new SnapshotError('ledger_tampered', `the ledger does not verify (${first?.kind ?? 'problem'}${chain.firstBadPosition ? ` at position ${chain.firstBadPosition}` : ''}): run \`hookledger ledger verify\``)
+  }
+  const cut = await snapshotCut(db)
+  const base = await latestSignedSnapshot(db)
+  if (base !== null && BigInt(base.descriptor.before_position) >= BigInt(cut.beforePosition)) {
+    return { snapshot: base.descriptor, checkpoint: base.checkpointSeq, fresh: false, entriesFolded: 0, ms: Math.round(performance.now() - started) }
+  }
+  const built = await db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute((trx) => foldSnapshot(trx, cut, base, params.now(), params.onProgress, started))
+  const checkpoint = await waitForSignature(db, built.snapshot.seq, params)
+  await sql`select hookledger_ledger_snapshots_prune(${built.snapshot.seq}::bigint)`.execute(db)
+  return { snapshot: built.snapshot, checkpoint, fresh: true, entriesFolded: built.entries, ms: Math.round(performance.now() - started) }
+}
+
+async function foldSnapshot(
+  trx: Trx,
+  cut: SnapshotCut,
+  base: SignedSnapshot | null,
+  now: Date,
+  onProgress: ((p: { phase: string; rows: number; ms: number }) => void) | undefined,
+  started: number,
+): Promise<{ snapshot: CheckpointSnapshot; entries: number }> {
+  // The forms `to_jsonb` renders, fixed whatever the server's settings (RowJsonCodec).
+  await sql`set local timezone to 'UTC'`.execute(trx)
+  await sql`set local bytea_output to 'hex'`.execute(trx)
+  const seq = Number((await sql<{ seq: string }>`select (coalesce(max(seq), 0) + 1)::text as seq from ledger_snapshots`.execute(trx)).rows[0]!.seq)
+  const range: PositionRange = { ...(base ? { from: base.descriptor.before_position } : {}), before: cut.beforePosition }
+  const digest = new SnapshotDigest()
+  const baseDigest = base ? new SnapshotDigest() : null
+  const sink = new DifferenceSink(1)
+  const counters: ReplayCounters = { phase: 'endpoints', rows: 0, entities: 0, held: 0, peakHeld: 0 }
+  const gauge = new BufferGauge()
+  const writer = new SnapshotRowWriter(trx, seq)
+  let entries = 0
+  let lastReport = performance.now()
+  for (const table of ['endpoints', 'deliveries'] as const) {
+    const entity: SnapshotEntity = table === 'endpoints' ? 'endpoint' : 'delivery'
+    const codec = await RowJsonCodec.load(trx, table)
+    const report = (current: { key: string }) => problemReporter(sink, table, current)
+    const folded = await foldTable<object>(trx, {
+      table,
+      ...(table === 'endpoints'
+        ? { ledgerQueries: [endpointEntries(range)], keyColumn: 'endpoint_id' as const, fold: new EndpointFold(report) }
+        : { ledgerQueries: [deliveryEntries(range), retiredDeliveryEntries(range)], keyColumn: 'delivery_id' as const, fold: new DeliveryFold(report) }),
+      counters,
+      gauge,
+      fetchRows: 5_000,
+      ...(base ? { start: snapshotStartRows(base.descriptor.seq, table) } : {}),
+      live: false,
+      onKey: async (key, sides) => {
+        if (sides.start !== null) baseDigest!.push(entity, key, sides.start.snapshot_row)
+        if (sides.replayed === null) return
+        const json = await codec.renderRow(trx, sides.replayed)
+        if (json instanceof RowJsonError) throw new SnapshotError('history_inconsistent', `${entity} ${key} cannot be stored: ${json.error}`)
+        digest.push(entity, key, json)
+        await writer.add(entity, key, json)
+        if (onProgress && performance.now() - lastReport > 2000) {
+          lastReport = performance.now()
+          onProgress({ phase: table, rows: digest.counts.endpoint + digest.counts.delivery, ms: Math.round(lastReport - started) })
+        }
+      },
+    })
+    entries += folded.entries
+  }
+  await writer.flush()
+  if (sink.total > 0) {
+    const d = sink.kept[0]!
+    throw new SnapshotError('history_inconsistent', `${d.table} ${d.key}: ${d.problem ?? d.kind}${d.position ? ` (position ${d.position})` : ''}: run \`hookledger ledger replay --verify\``)
+  }
+  if (base !== null && (baseDigest!.hex() !== base.descriptor.digest)) {
+    throw new SnapshotError('snapshot_altered', `snapshot ${base.descriptor.seq}'s rows do not hash to the digest checkpoint ${base.checkpointSeq} signed: run \`hookledger ledger verify\``)
+  }
+  const snapshot: CheckpointSnapshot = {
+    seq,
+    before_position: cut.beforePosition,
+    horizon: cut.horizon,
+    digest: digest.hex(),
+    endpoints: digest.counts.endpoint,
+    deliveries: digest.counts.delivery,
+  }
+  await sql`
+    insert into ledger_snapshots (seq, before_position, horizon, digest, endpoints, deliveries, base_seq, created_at)
+    values (${seq}::bigint, ${snapshot.before_position}::bigint, ${snapshot.horizon}::xid8, ${snapshot.digest},
+            ${snapshot.endpoints}, ${snapshot.deliveries}, ${base?.descriptor.seq ?? null}::bigint, ${now})
+  `.execute(trx)
+  return { snapshot, entries }
+}
+
+/** Seals until a checkpoint carries snapshot `seq`; rows below its cut may still wait behind the horizon. */
+async function waitForSignature(db: Db, seq: number, params: { key: LedgerSigningKey; now: () => Date; signWithinMs?: number }): Promise<number> {
+  const deadline = Date.now() + (params.signWithinMs ?? 30_000)
+  for (let wait = 25; ; wait = Math.min(wait * 2, 1000)) {
+    await ledgerSeal(db, { key: params.key, now: params.now() })
+    const signed = (
+      await sql<{ seq: string }>`select seq::text from ledger_checkpoints where snapshot is not null and (snapshot ->> 'seq')::bigint = ${seq}::bigint`.execute(db)
+    ).rows[0]
+    if (signed) return Number(signed.seq)
+    if (Date.now() > deadline) {
+      throw new SnapshotError('snapshot_unsigned', `snapshot ${seq} is stored, but no checkpoint could seal every row below its position yet: a long transaction holds the sealing horizon back; the sealer signs it when it ends`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, wait))
+  }
+}
+
+/** Appends a snapshot's rows in batches (one statement per batch, the rows as one JSON array). */
+class SnapshotRowWriter {
+  readonly #trx: Trx
+  readonly #seq: number
+  #batch: { entity: SnapshotEntity; id: string; row: RowJson }[] = []
+
+  constructor(trx: Trx, seq: number) {
+    this.#trx = trx
+    this.#seq = seq
+  }
+
+  async add(entity: SnapshotEntity, id: string, row: RowJson): Promise<void> {
+    this.#batch.push({ entity, id, row })
+    if (this.#batch.length >= WRITE_BATCH) await this.flush()
+  }
+
+  async flush(): Promise<void> {
+    if (this.#batch.length === 0) return
+    const batch = this.#batch
+    this.#batch = []
+    await sql`
+      insert into ledger_snapshot_rows (snapshot_seq, entity, id, row)
+      select ${this.#seq}::bigint, r ->> 'entity', (r ->> 'id')::uuid, r -> 'row'
+      from jsonb_array_elements(${JSON.stringify(batch)}::jsonb) r
+    `.execute(this.#trx)
+  }
+}

@@ -1,0 +1,145 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { generateLedgerSigningKey, LedgerExportVerifier, parseLedgerPublicKey, parseLedgerSigningKey } from '@hookledger/core'
+import {
+  ArchiveError,
+  deliveryRetire,
+  ledgerArchive,
+  ledgerChainVerify,
+  ledgerExport,
+  ledgerPartitions,
+  ledgerPartitionsAhead,
+  ledgerReplayVerify,
+  ReplayStartError,
+  type LedgerExportLine,
+} from '@hookledger/store'
+import { engineHarness, sealEverything, type EngineHarness } from '@hookledger/testkit'
+
+const key = parseLedgerSigningKey(generateLedgerSigningKey().secret)
+const publicKey = parseLedgerPublicKey(key.publicKey)
+
+const verifyFile = (file: string) => {
+  const verifier = new LedgerExportVerifier({ publicKey })
+  for (const line of readFileSync(file, 'utf8').split('\n')) verifier.pushLine(line)
+  return verifier.finish()
+}
+
+/**
+ * `ledger archive --before <checkpoint>`: the range goes to a file that verifies with the public
+ * key alone, the partitions holding only its rows leave, and `ledger verify` and replay stay
+ * clean — from the snapshot, and across a second archive.
+ */
+describe('ledger archive', () => {
+  let h: EngineHarness
+  let dir: string
+  let firstThrough = 0
+  const latest = async () => Number((await sql<{ seq: string }>`select max(seq)::text as seq from ledger_checkpoints`.execute(h.db)).rows[0]!.seq)
+  const rowsLeft = async () => Number((await sql<{ n: string }>`select count(*)::text as n from ledger`.execute(h.db)).rows[0]!.n)
+
+  /** Completed, retried and failed deliveries, sealed in small checkpoints. */
+  async function traffic(tag: string) {
+    for (let i = 0; i < 6; i++) await h.publish({ id: `evt_${tag}_${i}` })
+    h.receiver.enqueue({ status: 500 }, { status: 500 })
+    await h.step()
+    h.clock.advance(3_600_000)
+    await h.step()
+    await sealEverything(h.db, key, () => h.clock.now(), { maxRows: 25 })
+  }
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'hookledger-archive-'))
+    h = await engineHarness()
+    // Small partitions from the next position on, so a test's traffic spans several.
+    const last = (await ledgerPartitions(h.db)).filter((p) => !p.isDefault).at(-1)!
+    await sql`alter table ledger alter column position restart with ${sql.lit(Number(last.to))}`.execute(h.db)
+    expect(await ledgerPartitionsAhead(h.db, { rowsPerPartition: 40, ahead: 40 })).toBeGreaterThan(30)
+    await h.createEndpoint()
+    await h.createEndpoint()
+    await traffic('a')
+    await traffic('b')
+  })
+  afterAll(async () => {
+    await h?.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('writes the checkpoints before --before to a file that verifies offline, and drops the partitions holding only their rows', async () => {
+    const before = (await latest()) - 1
+    const rows = await rowsLeft()
+    const partitions = (await ledgerPartitions(h.db)).length
+    const file = path.join(dir, 'first.jsonl')
+    const result = await ledgerArchive(h.db, { beforeCheckpoint: before, file, key, now: () => h.clock.now(), actor: 'operator:test' })
+    expect(result.archive).toMatchObject({ file: 'first.jsonl', first_checkpoint: 1, last_checkpoint: before - 1 })
+    firstThrough = before - 1
+    expect(result.dropped.partitions).toBeGreaterThan(1)
+    expect(await rowsLeft()).toBeLessThan(rows)
+    expect((await ledgerPartitions(h.db)).length).toBe(partitions - result.dropped.partitions)
+
+    // Offline: the file alone, with the public key; one changed character fails it.
+    const offline = verifyFile(file)
+    expect(offline).toMatchObject({ ok: true, malformed: [], unsealedRows: 0 })
+    expect(offline.rows).toBe(result.archive.rows)
+    const text = readFileSync(file, 'utf8')
+    const forged = path.join(dir, 'forged.jsonl')
+    writeFileSync(forged, text.replace('"status_code":500', '"status_code":200'))
+    expect(verifyFile(forged)).toMatchObject({ ok: false })
+    // The ledger records the file's digest, and a checkpoint seals that record.
+    const entry = (await sql<{ payload: { archive: { sha256: string } } }>`select payload from ledger where kind = 'ledger.retention'`.execute(h.db)).rows
+    expect(entry.map((e) => e.payload.archive.sha256)).toEqual([result.archive.sha256])
+
+    // The database verifies from the archive (and the snapshot) on; replay starts from the snapshot.
+    for (const from of ['snapshot', 'genesis'] as const) {
+      const chain = await ledgerChainVerify(h.db, { publicKey, from })
+      expect(chain.problems, from).toEqual([])
+      expect(chain.start.afterCheckpoint).toBeGreaterThanOrEqual(before - 1)
+    }
+    const replay = await ledgerReplayVerify(h.db)
+    expect(replay.differences).toEqual([])
+    expect(replay.snapshot).toMatchObject({ seq: result.snapshot, digestMatches: true })
+    await expect(ledgerReplayVerify(h.db, { from: 'genesis' })).rejects.toThrow(ReplayStartError)
+    // An export from the database leaves out what the archive took (its rows are in the file).
+    const lines: LedgerExportLine[] = []
+    await ledgerExport(h.db, { onLine: (line) => void lines.push(line) })
+    expect(lines[0]).toMatchObject({ type: 'header', archived_through: before - 1 })
+  })
+
+  it('a second archive continues after the first, with delivery retention between; verify stays clean', async () => {
+    await traffic('c')
+    // Delivery retention retires the settled rows of the first traffic (a ledger entry per batch).
+    h.clock.advance(31 * 86_400_000)
+    expect((await deliveryRetire(h.db, { now: h.clock.now(), retentionDays: 30, actor: 'system' })).retired).toBeGreaterThan(0)
+    await traffic('d')
+    const before = await latest()
+    await expect(ledgerArchive(h.db, { beforeCheckpoint: 2, file: path.join(dir, 'again.jsonl'), key, now: () => h.clock.now(), actor: 'operator:test' })).rejects.toThrow(
+      'are archived already',
+    )
+    await expect(ledgerArchive(h.db, { beforeCheckpoint: 10_000, file: path.join(dir, 'none.jsonl'), key, now: () => h.clock.now(), actor: 'operator:test' })).rejects.toThrow(ArchiveError)
+    const file = path.join(dir, 'second.jsonl')
+    const second = await ledgerArchive(h.db, { beforeCheckpoint: before, file, key, now: () => h.clock.now(), actor: 'operator:test' })
+    expect(second.archive.first_checkpoint).toBe(firstThrough + 1)
+    // The first archive's own entry was in a partition this one dropped; the newest entry always stays.
+    const entries = (await sql<{ through: number }>`select (payload ->> 'through_checkpoint')::int as through from ledger where kind = 'ledger.retention'`.execute(h.db)).rows
+    expect(entries).toEqual([{ through: before - 1 }])
+    expect(second.dropped.partitions).toBeGreaterThan(0)
+    // The second file starts at the first one's last checkpoint (its anchor): verifiable on its own.
+    expect(verifyFile(file)).toMatchObject({ ok: true, unsealedRows: 0 })
+    await sealEverything(h.db, key, () => h.clock.now())
+    for (const from of ['snapshot', 'genesis'] as const) expect((await ledgerChainVerify(h.db, { publicKey, from })).problems, from).toEqual([])
+    const replay = await ledgerReplayVerify(h.db)
+    expect(replay.differences).toEqual([])
+    expect(replay.snapshot?.digestMatches).toBe(true)
+  })
+
+  it('a row deleted behind the triggers after an archive is still named: only what the archive sealed is excused', async () => {
+    await traffic('e')
+    const victim = (await sql<{ position: string }>`select position::text from ledger where kind = 'delivery.completed' order by position desc limit 1`.execute(h.db)).rows[0]!
+    const { bypassLedgerGuards } = await import('@hookledger/testkit')
+    await bypassLedgerGuards(h.db, (trx) => sql`delete from ledger where position = ${victim.position}::bigint`.execute(trx))
+    const chain = await ledgerChainVerify(h.db, { publicKey })
+    expect(chain.ok).toBe(false)
+    expect(chain.problems).toContainEqual(expect.objectContaining({ kind: 'row_missing', position: victim.position }))
+  })
+})
