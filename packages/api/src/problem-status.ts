@@ -25,4 +25,7 @@ export const PROBLEM_STATUS: Readonly<Record<OpErrorCode, 400 | 404 | 409 | 413 
   delivery_in_progress: 409,
   delivery_retired: 409,
   event_pruned: 409,
+  // A snapshot is not taken over a ledger that does not verify, or before a checkpoint can sign it.
+  ledger_not_verified: 409,
+  snapshot_unsigned: 409,
 })

@@ -5,6 +5,9 @@ import {
   apiTokenList,
   apiTokenRevoke,
   ledgerReplayVerify,
+  ReplayStartError,
+  type ReplayReport,
+  type ReplaySnapshot,
   ledgerTrail,
   OPERATOR_OWNER,
   type Db,
@@ -135,21 +138,34 @@ export function replayProgressLine(p: ReplayProgress): string {
  * differing rows (up to 1,000; the total is always given). A replay that runs longer than ~2 s
  * reports its progress on stderr (stdout stays the report, `--json` included).
  */
-export async function ledgerReplayCommand(db: Db, io: CliIo, args: { json?: boolean | undefined }) {
+export async function ledgerReplayCommand(db: Db, io: CliIo, args: { json?: boolean | undefined; full?: boolean | undefined }) {
   let lastLine = 0
-  const report = await ledgerReplayVerify(db, {
-    onProgress: (p) => {
-      if (p.ms < PROGRESS_AFTER_MS || p.ms - lastLine < PROGRESS_EVERY_MS) return
-      lastLine = p.ms
-      io.err(replayProgressLine(p))
-    },
-  })
+  let report: ReplayReport
+  try {
+    report = await ledgerReplayVerify(db, {
+      from: args.full ? 'genesis' : 'snapshot',
+      onProgress: (p) => {
+        if (p.ms < PROGRESS_AFTER_MS || p.ms - lastLine < PROGRESS_EVERY_MS) return
+        lastLine = p.ms
+        io.err(replayProgressLine(p))
+      },
+    })
+  } catch (err) {
+    if (!(err instanceof ReplayStartError)) throw err
+    io.err(`${err.message} (run without --full)`)
+    return 2
+  }
+  const snapshotBad = report.snapshot !== null && !report.snapshot.digestMatches
   if (args.json) {
     io.out(JSON.stringify(report))
   } else {
+    const from = report.snapshot
+      ? ` from snapshot ${report.snapshot.seq} (position ${report.snapshot.beforePosition}, signed by checkpoint ${report.snapshot.checkpoint})`
+      : ''
     io.out(
-      `replayed ${report.ledgerRows} ledger rows into ${report.endpoints} endpoints, ${report.deliveries} deliveries, ${report.attempts} attempts in ${report.ms} ms`,
+      `replayed ${report.ledgerRows} ledger rows${from} into ${report.endpoints} endpoints, ${report.deliveries} deliveries, ${report.attempts} attempts in ${report.ms} ms`,
     )
+    if (snapshotBad) io.out(snapshotTamperedLine(report.snapshot!))
     if (report.differencesTotal === 0) io.out('no differences')
     for (const d of report.differences) {
       if (d.kind === 'inconsistent') {
@@ -170,7 +186,12 @@ export async function ledgerReplayCommand(db: Db, io: CliIo, args: { json?: bool
       io.out(`${report.differencesTotal} differences (${counts.join(', ')})`)
     }
   }
-  return report.differencesTotal === 0 ? 0 : 1
+  return report.differencesTotal === 0 && !snapshotBad ? 0 : 1
+}
+
+/** The line naming a snapshot whose rows no longer hash to the digest its checkpoint signed. */
+export function snapshotTamperedLine(s: ReplaySnapshot): string {
+  return `TAMPERED snapshot_altered: snapshot ${s.seq}'s rows (${s.endpoints} endpoints, ${s.deliveries} deliveries) do not hash to the digest checkpoint ${s.checkpoint} signed`
 }
 
 /** `ledger audit [--delivery ID | --endpoint ID | --event ID] [--limit N]`: the entries, in order. */

@@ -1,2 +1,3 @@
 export * from './commands.js'
 export * from './ledger-chain-commands.js'
+export * from './ledger-lifecycle-commands.js'

@@ -8,8 +8,8 @@ import {
   type LedgerReceipt,
   type LedgerSigningKey,
 } from '@hookledger/core'
-import { ledgerChainVerify, ledgerExport, ledgerReplayVerify, ledgerSeal, type Db } from '@hookledger/store'
-import type { CliIo } from './commands.js'
+import { archivedThrough, ledgerChainVerify, ledgerExport, ledgerReplayVerify, ledgerSeal, type ChainVerifyStart, type Db } from '@hookledger/store'
+import { snapshotTamperedLine, type CliIo } from './commands.js'
 
 /** Exit codes of the ledger's evidence commands. */
 export const INTACT = 0
@@ -20,7 +20,7 @@ const problemLine = (p: ChainProblem) =>
   `TAMPERED ${p.kind}${p.position !== null ? ` at position ${p.position}` : ''}${p.checkpoint !== null ? ` (checkpoint ${p.checkpoint})` : ''}: ${p.detail}`
 
 /** A progress line on stderr at most every 2 s, once the work has run for 2 s. */
-function progress(io: CliIo) {
+export function progress(io: CliIo) {
   const started = Date.now()
   let last = started
   return (what: string) => {
@@ -49,13 +49,25 @@ export function ledgerPublicKeyCommand(io: CliIo, args: { key: LedgerSigningKey 
 }
 
 /**
- * `ledger verify [--json] [--chain-only] [--public-key K]` over the database; `--file F` (an
- * export) or `--receipt F` with `--public-key K` offline. Exit 0 intact, 1 tampered, 2 usage.
+ * `ledger verify [--json] [--chain-only] [--full] [--public-key K]` over the database: from the
+ * latest signed snapshot on (every checkpoint's signature and links, the rows since the
+ * snapshot's horizon, the replay from the snapshot), or with `--full` every row still in the
+ * database and the replay from the first entry (from the snapshot once history is archived).
+ * `--file F` (an export or an archive) or `--receipt F` with `--public-key K` offline.
+ * Exit 0 intact, 1 tampered, 2 usage.
  */
 export async function ledgerVerifyCommand(
   db: (() => Promise<{ db: Db; close(): Promise<void> }>) | null,
   io: CliIo,
-  args: { key?: LedgerSigningKey | undefined; file?: string | undefined; receipt?: string | undefined; 'public-key'?: string | undefined; 'chain-only'?: boolean | undefined; json?: boolean | undefined },
+  args: {
+    key?: LedgerSigningKey | undefined
+    file?: string | undefined
+    receipt?: string | undefined
+    'public-key'?: string | undefined
+    'chain-only'?: boolean | undefined
+    full?: boolean | undefined
+    json?: boolean | undefined
+  },
 ): Promise<number> {
   let publicKey: Uint8Array
   try {
@@ -82,25 +94,37 @@ export async function ledgerVerifyCommand(
   const open = await db()
   try {
     const tick = progress(io)
-    const chain = await ledgerChainVerify(open.db, { publicKey, onProgress: (p) => tick(`chain: ${p.rows} rows, ${p.checkpoints} checkpoints`) })
-    const replay = args['chain-only'] ? null : await ledgerReplayVerify(open.db)
-    const ok = chain.ok && (replay?.differences.length ?? 0) === 0
+    const from = args.full ? 'genesis' : 'snapshot'
+    const chain = await ledgerChainVerify(open.db, { publicKey, from, onProgress: (p) => tick(`chain: ${p.rows} rows, ${p.checkpoints} checkpoints`) })
+    const replayFrom = from === 'genesis' && (await archivedThrough(open.db)) === null ? 'genesis' : 'snapshot'
+    const replay = args['chain-only'] ? null : await ledgerReplayVerify(open.db, { from: replayFrom })
+    const snapshotOk = replay?.snapshot?.digestMatches ?? true
+    const ok = chain.ok && (replay?.differencesTotal ?? 0) === 0 && snapshotOk
     if (args.json) io.out(JSON.stringify({ ok, chain, replay }))
     else {
-      io.out(`chain: ${chain.rows} rows (${chain.sealedRows} sealed in ${chain.checkpoints} checkpoints, ${chain.unsealedRows} not sealed yet) in ${chain.ms} ms`)
+      io.out(`chain: ${chain.rows} rows ${startText(chain.start, chain.headerOnly)}(${chain.sealedRows} sealed in ${chain.checkpoints - chain.headerOnly} checkpoints, ${chain.unsealedRows} not sealed yet) in ${chain.ms} ms`)
       for (const p of chain.problems) io.out(problemLine(p))
       if (chain.problemsOmitted > 0) io.out(`… and ${chain.problemsOmitted} more problems`)
       if (chain.ok) io.out('chain intact: every row and checkpoint verifies')
       else io.out(`first bad position: ${chain.firstBadPosition ?? '-'}`)
       if (replay) {
+        if (!snapshotOk) io.out(snapshotTamperedLine(replay.snapshot!))
         for (const d of replay.differences) io.out(`DIFF ${d.table} ${d.key}: ${d.kind}${d.columns.length ? ` (${d.columns.join(', ')})` : ''}`)
-        io.out(replay.differences.length === 0 ? `replay: ${replay.ledgerRows} rows, no differences` : `replay: ${replay.differences.length} differences`)
+        const start = replay.snapshot ? ` from snapshot ${replay.snapshot.seq} (position ${replay.snapshot.beforePosition})` : ''
+        io.out(replay.differencesTotal === 0 ? `replay: ${replay.ledgerRows} rows${start}, no differences` : `replay: ${replay.differencesTotal} differences`)
       }
     }
     return ok ? INTACT : TAMPERED
   } finally {
     await open.close()
   }
+}
+
+/** Where the chain was read from, for the summary line. */
+function startText(start: ChainVerifyStart, headers: number): string {
+  if (start.afterCheckpoint === null) return ''
+  const why = start.reason === 'archive' ? 'the archive' : 'the latest snapshot'
+  return `after checkpoint ${start.afterCheckpoint} (${why}; ${headers} earlier checkpoints checked by signature and links) `
 }
 
 async function verifyExportFile(io: CliIo, file: string, publicKey: Uint8Array, json: boolean | undefined): Promise<number> {

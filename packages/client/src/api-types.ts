@@ -399,6 +399,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/operator/ledger/snapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Fold the projections up to now into a snapshot a checkpoint signs (after verifying the chain); replay and ledger.verify start from the latest one */
+        post: operations["ledger.snapshot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/operator/ledger/verify": {
         parameters: {
             query?: never;
@@ -408,7 +425,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Recompute the hash chain and every checkpoint over the database, check the signatures, and (unless chain_only) replay the projections */
+        /** Recompute the hash chain and every checkpoint over the database, check the signatures, and (unless chain_only) replay the projections — from the latest signed snapshot, or every row left with full */
         post: operations["ledger.verify"];
         delete?: never;
         options?: never;
@@ -984,6 +1001,14 @@ export interface operations {
                             prev_checkpoint_hash: string;
                             seq: number;
                             signature: string;
+                            snapshot?: {
+                                before_position: string;
+                                deliveries: number;
+                                digest: string;
+                                endpoints: number;
+                                horizon: string;
+                                seq: number;
+                            } | null;
                             total: number;
                         }[];
                         delivery_id: string;
@@ -2840,6 +2865,14 @@ export interface operations {
                             prev_checkpoint_hash: string;
                             seq: number;
                             signature: string;
+                            snapshot?: {
+                                before_position: string;
+                                deliveries: number;
+                                digest: string;
+                                endpoints: number;
+                                horizon: string;
+                                seq: number;
+                            } | null;
                             total: number;
                         }[];
                         rows: number;
@@ -3187,6 +3220,111 @@ export interface operations {
             };
         };
     };
+    "ledger.snapshot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        checkpoint: number;
+                        entries_folded: number;
+                        fresh: boolean;
+                        ms: number;
+                        snapshot: {
+                            before_position: string;
+                            deliveries: number;
+                            digest: string;
+                            endpoints: number;
+                            horizon: string;
+                            seq: number;
+                        };
+                    };
+                };
+            };
+            /** @description Problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     "ledger.verify": {
         parameters: {
             query?: never;
@@ -3199,6 +3337,8 @@ export interface operations {
                 "application/json": {
                     /** @default false */
                     chain_only?: boolean;
+                    /** @default false */
+                    full?: boolean;
                     public_key?: string;
                 };
             };
@@ -3225,6 +3365,15 @@ export interface operations {
                         replay_differences: number | null;
                         rows: number;
                         sealed_rows: number;
+                        snapshot: {
+                            before_position: string;
+                            checkpoint: number;
+                            digest_matches: boolean;
+                            seq: number;
+                        } | null;
+                        /** @enum {string} */
+                        start_reason: "genesis" | "archive" | "snapshot";
+                        started_after_checkpoint: number | null;
                         unsealed_rows: number;
                     };
                 };

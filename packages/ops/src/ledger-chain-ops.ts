@@ -1,8 +1,8 @@
 import { z } from 'zod'
 import { parseLedgerPublicKey } from '@hookledger/core'
-import { ledgerChainVerify, ledgerExport, ledgerReceipt, ledgerReplayVerify, ledgerSeal, ledgerSealState, type LedgerExportLine } from '@hookledger/store'
+import { archivedThrough, ledgerChainVerify, ledgerExport, ledgerReceipt, ledgerReplayVerify, ledgerSeal, ledgerSealState, ledgerSnapshotTake, SnapshotError, type LedgerExportLine } from '@hookledger/store'
 import { invalidInput } from './op-input.js'
-import { notFound } from './op-error.js'
+import { notFound, OpError } from './op-error.js'
 import { ledgerEntrySchema } from './operator-ops.js'
 import { defineOp, ok } from './operation.js'
 import { uuidParam } from './schemas.js'
@@ -11,6 +11,16 @@ import { uuidParam } from './schemas.js'
 const positionText = z.string().regex(/^\d{1,19}$/, 'must be a ledger position')
 
 const chainRef = z.object({ tx_id: z.string(), position: z.string() }).nullable()
+
+/** A projection snapshot as a checkpoint signs it. */
+const snapshotSchema = z.object({
+  seq: z.number().int(),
+  before_position: z.string(),
+  horizon: z.string(),
+  digest: z.string(),
+  endpoints: z.number().int(),
+  deliveries: z.number().int(),
+})
 
 /** A signed checkpoint, exactly as signed (verify it with the public key). */
 export const checkpointSchema = z.object({
@@ -25,6 +35,7 @@ export const checkpointSchema = z.object({
   created_at: z.string(),
   key_id: z.string(),
   signature: z.string(),
+  snapshot: snapshotSchema.nullable().optional(),
 })
 
 /** A ledger row as the chain hashes it: the feed's entry plus its tx_id, payload as stored. */
@@ -71,10 +82,10 @@ export const ledgerPublicKeyOp = defineOp({
 export const ledgerVerifyOp = defineOp({
   name: 'ledger.verify',
   summary:
-    'Recompute the hash chain and every checkpoint over the database, check the signatures, and (unless chain_only) replay the projections',
+    'Recompute the hash chain and every checkpoint over the database, check the signatures, and (unless chain_only) replay the projections — from the latest signed snapshot, or every row left with full',
   scope: 'operator',
   http: { method: 'POST', path: '/api/operator/ledger/verify' },
-  input: z.strictObject({ chain_only: z.boolean().default(false), public_key: z.string().optional() }),
+  input: z.strictObject({ chain_only: z.boolean().default(false), full: z.boolean().default(false), public_key: z.string().optional() }),
   output: z.object({
     ok: z.boolean(),
     rows: z.number().int(),
@@ -85,15 +96,23 @@ export const ledgerVerifyOp = defineOp({
     problems: z.array(z.object({ kind: z.string(), position: z.string().nullable(), checkpoint: z.number().nullable(), detail: z.string() })),
     problems_omitted: z.number().int(),
     replay_differences: z.number().int().nullable(),
+    /** The checkpoint the rows were read after (null: from the first row), and why. */
+    started_after_checkpoint: z.number().int().nullable(),
+    start_reason: z.enum(['genesis', 'archive', 'snapshot']),
+    /** The snapshot the replay started from, and whether its rows hash to the signed digest. */
+    snapshot: z.object({ seq: z.number().int(), checkpoint: z.number().int(), before_position: z.string(), digest_matches: z.boolean() }).nullable(),
     ms: z.number(),
   }),
   async handler(ctx, input) {
     const publicKey = parseLedgerPublicKey(input.public_key ?? ctx.deps.ledgerKey.publicKey)
-    const chain = await ledgerChainVerify(ctx.deps.db, { publicKey })
-    const replay = input.chain_only ? null : await ledgerReplayVerify(ctx.deps.db)
-    const replayDifferences = replay ? replay.differences.length : null
+    const from = input.full ? 'genesis' : 'snapshot'
+    const chain = await ledgerChainVerify(ctx.deps.db, { publicKey, from })
+    const replayFrom = from === 'genesis' && (await archivedThrough(ctx.deps.db)) === null ? 'genesis' : 'snapshot'
+    const replay = input.chain_only ? null : await ledgerReplayVerify(ctx.deps.db, { from: replayFrom })
+    const replayDifferences = replay ? replay.differencesTotal : null
+    const snapshot = replay?.snapshot ?? null
     return ok({
-      ok: chain.ok && (replayDifferences ?? 0) === 0,
+      ok: chain.ok && (replayDifferences ?? 0) === 0 && (snapshot?.digestMatches ?? true),
       rows: chain.rows,
       sealed_rows: chain.sealedRows,
       unsealed_rows: chain.unsealedRows,
@@ -102,8 +121,31 @@ export const ledgerVerifyOp = defineOp({
       problems: chain.problems,
       problems_omitted: chain.problemsOmitted,
       replay_differences: replayDifferences,
+      started_after_checkpoint: chain.start.afterCheckpoint,
+      start_reason: chain.start.reason,
+      snapshot: snapshot && { seq: snapshot.seq, checkpoint: snapshot.checkpoint, before_position: snapshot.beforePosition, digest_matches: snapshot.digestMatches },
       ms: chain.ms + (replay?.ms ?? 0),
     })
+  },
+})
+
+export const ledgerSnapshotOp = defineOp({
+  name: 'ledger.snapshot',
+  summary:
+    'Fold the projections up to now into a snapshot a checkpoint signs (after verifying the chain); replay and ledger.verify start from the latest one',
+  scope: 'operator',
+  http: { method: 'POST', path: '/api/operator/ledger/snapshots' },
+  input: z.strictObject({}),
+  output: z.object({ snapshot: snapshotSchema, checkpoint: z.number().int(), fresh: z.boolean(), entries_folded: z.number().int(), ms: z.number() }),
+  async handler(ctx) {
+    try {
+      const taken = await ledgerSnapshotTake(ctx.deps.db, { key: ctx.deps.ledgerKey, now: () => ctx.deps.clock.now() })
+      const body = { snapshot: taken.snapshot, checkpoint: taken.checkpoint, fresh: taken.fresh, entries_folded: taken.entriesFolded, ms: taken.ms }
+      return taken.fresh ? { status: 201, body } : ok(body)
+    } catch (err) {
+      if (!(err instanceof SnapshotError)) throw err
+      throw new OpError(err.code === 'snapshot_unsigned' ? 'snapshot_unsigned' : 'ledger_not_verified', err.message)
+    }
   },
 })
 

@@ -24,6 +24,8 @@ export const OP_ERROR_CODES = [
   'delivery_in_progress',
   'delivery_retired',
   'event_pruned',
+  'ledger_not_verified',
+  'snapshot_unsigned',
 ] as const
 export type OpErrorCode = (typeof OP_ERROR_CODES)[number]
 

@@ -1,5 +1,5 @@
 import type { Operation } from './operation.js'
-import { ledgerCheckpointOp, ledgerExportOp, ledgerPublicKeyOp, ledgerVerifyOp, webhooksReceipt } from './ledger-chain-ops.js'
+import { ledgerCheckpointOp, ledgerExportOp, ledgerPublicKeyOp, ledgerSnapshotOp, ledgerVerifyOp, webhooksReceipt } from './ledger-chain-ops.js'
 import { eventsExplain } from './event-explain-ops.js'
 import { webhooksStats } from './endpoint-health-ops.js'
 import { deliveriesList, deliveriesRedeliver } from './delivery-ops.js'
@@ -62,6 +62,7 @@ export const OPERATIONS: readonly Operation[] = [
   ledgerCheckpointOp,
   ledgerPublicKeyOp,
   ledgerVerifyOp,
+  ledgerSnapshotOp,
   ledgerExportOp,
 ] as unknown as readonly Operation[]
 

@@ -18,11 +18,16 @@ const USAGE = `usage: hookledger <command>
   token create --scopes operator [--label L] [--json]   a token for /api/operator/* (no owner)
   token list [--owner O] [--json]
   token revoke <token id>
-  ledger replay [--verify] [--json]           rebuild projections from the ledger and diff
+  ledger replay [--verify] [--full] [--json]  rebuild projections from the latest snapshot and diff
+  ledger snapshot [--json]                    fold the projections into a snapshot a checkpoint signs
+  ledger archive --before SEQ [--out F] [--json]
+                                              archive the checkpoints before SEQ to a file, drop their partitions
   ledger audit [--delivery ID|--endpoint ID|--event ID] [--limit N] [--json]
   ledger checkpoint [--json]                  seal now: extend the hash chain, sign a checkpoint
-  ledger verify [--chain-only] [--public-key K] [--json]   chain + checkpoints + replay (exit 0 intact, 1 tampered)
-  ledger verify --file F --public-key K       verify an export offline
+  ledger verify [--full] [--chain-only] [--public-key K] [--json]
+                                              chain + checkpoints + replay from the latest snapshot
+                                              (--full: every row left); exit 0 intact, 1 tampered
+  ledger verify --file F --public-key K       verify an export or an archive offline
   ledger verify --receipt F --public-key K    verify a delivery's receipt offline
   ledger export [--from P] [--to Q]           sealed history as JSON lines (verifiable with the public key)
   ledger public-key                           the key checkpoints are signed with
@@ -76,6 +81,9 @@ async function ledgerCommand(io: CliIo, config: Config, sub: string | undefined,
       'public-key': { type: 'string' },
       from: { type: 'string' },
       to: { type: 'string' },
+      full: { type: 'boolean' },
+      before: { type: 'string' },
+      out: { type: 'string' },
     },
   })
   const cli = await import('@hookledger/cli')
@@ -87,6 +95,10 @@ async function ledgerCommand(io: CliIo, config: Config, sub: string | undefined,
       return withDatabase(config, ({ db }) => cli.ledgerAuditCommand(db, io, values))
     case 'checkpoint':
       return withDatabase(config, ({ db, clock }) => cli.ledgerCheckpointCommand(db, io, { key: loadLedgerSigningKey(config), now: clock.now(), json: values.json }))
+    case 'snapshot':
+      return withDatabase(config, ({ db, clock }) => cli.ledgerSnapshotCommand(db, io, { key: loadLedgerSigningKey(config), now: () => clock.now(), json: values.json }))
+    case 'archive':
+      return withDatabase(config, ({ db, clock }) => cli.ledgerArchiveCommand(db, io, { key: loadLedgerSigningKey(config), now: () => clock.now(), ...values }))
     case 'public-key':
       return cli.ledgerPublicKeyCommand(io, { key: loadLedgerSigningKey(config) })
     case 'export':

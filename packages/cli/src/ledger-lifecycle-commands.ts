@@ -1,0 +1,89 @@
+import { resolve } from 'node:path'
+import type { LedgerSigningKey } from '@hookledger/core'
+import { ArchiveError, archivedCheckpoint, ledgerArchive, ledgerSnapshotTake, SnapshotError, type Db } from '@hookledger/store'
+import type { CliIo } from './commands.js'
+import { INTACT, progress, TAMPERED, USAGE } from './ledger-chain-commands.js'
+
+/**
+ * `ledger snapshot [--json]`: folds the projections up to now into a snapshot a checkpoint
+ * signs; replay and `ledger verify` start from the latest one. Exit 0, or 1 when the ledger does
+ * not verify or a history breaks a rule (nothing is stored then).
+ */
+export async function ledgerSnapshotCommand(db: Db, io: CliIo, args: { key: LedgerSigningKey; now: () => Date; json?: boolean | undefined }) {
+  const tick = progress(io)
+  try {
+    const taken = await ledgerSnapshotTake(db, { key: args.key, now: args.now, onProgress: (p) => tick(`snapshot: ${p.rows} ${p.phase} rows folded`) })
+    if (args.json) io.out(JSON.stringify(taken))
+    else {
+      const s = taken.snapshot
+      io.out(
+        taken.fresh
+          ? `snapshot ${s.seq} below position ${s.before_position}: ${s.endpoints} endpoints, ${s.deliveries} deliveries (${taken.entriesFolded} entries folded in ${taken.ms} ms); signed by checkpoint ${taken.checkpoint}, digest ${s.digest}`
+          : `nothing appended since snapshot ${s.seq} (below position ${s.before_position}, signed by checkpoint ${taken.checkpoint})`,
+      )
+    }
+    return INTACT
+  } catch (err) {
+    if (!(err instanceof SnapshotError)) throw err
+    io.err(`no snapshot: ${err.message}`)
+    return err.code === 'snapshot_unsigned' ? USAGE : TAMPERED
+  }
+}
+
+/**
+ * `ledger archive --before <checkpoint> [--out FILE] [--json]`: writes the checkpoints before
+ * <checkpoint> (after the previous archive) to FILE — by default
+ * `hookledger-ledger-<first>-<last>.jsonl` in the current directory — verifies it, then drops
+ * the ledger partitions holding only its rows. Exit 0, 1 when the written file does not verify
+ * (nothing dropped), 2 usage.
+ */
+export async function ledgerArchiveCommand(
+  db: Db,
+  io: CliIo,
+  args: { key: LedgerSigningKey; now: () => Date; before?: string | undefined; out?: string | undefined; json?: boolean | undefined },
+) {
+  if (args.before === undefined || !/^[1-9][0-9]{0,15}$/.test(args.before)) {
+    io.err('--before must be a checkpoint seq (see `hookledger ledger checkpoint`): the checkpoints before it are archived')
+    return USAGE
+  }
+  const before = Number(args.before)
+  const first = (await archivedCheckpoint(db)) + 1
+  const file = resolve(args.out ?? `hookledger-ledger-${first}-${before - 1}.jsonl`)
+  const tick = progress(io)
+  try {
+    const result = await ledgerArchive(db, {
+      beforeCheckpoint: before,
+      file,
+      key: args.key,
+      now: args.now,
+      actor: 'operator:cli',
+      onProgress: (p) => tick(`${p.phase}: ${p.rows} rows`),
+    })
+    if (args.json) io.out(JSON.stringify({ ...result, path: file }))
+    else {
+      const a = result.archive
+      io.out(`archived checkpoints ${a.first_checkpoint}–${a.last_checkpoint} (${a.rows} rows) to ${file}, sha256 ${a.sha256}`)
+      const d = result.dropped
+      io.out(
+        d.partitions > 0
+          ? `dropped ${d.partitions} ledger partitions (${d.rows} rows) below position ${d.beforePosition}; replay and verify start from snapshot ${result.snapshot}`
+          : `no partition could go yet (each still holds rows of later checkpoints); they go with a later archive`,
+      )
+    }
+    return INTACT
+  } catch (err) {
+    if (err instanceof ArchiveError) {
+      io.err(`no archive: ${err.message}`)
+      return err.code === 'archive_unverified' ? TAMPERED : USAGE
+    }
+    if (err instanceof SnapshotError) {
+      io.err(`no archive: ${err.message}`)
+      return err.code === 'snapshot_unsigned' ? USAGE : TAMPERED
+    }
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') {
+      io.err(`no archive: ${file}.partial exists (another archive running, or one interrupted: remove it)`)
+      return USAGE
+    }
+    throw err
+  }
+}
