@@ -144,6 +144,7 @@ const SAMPLES: Record<string, (ids: Ids) => Sample> = {
   }),
   'ledger.replay': () => ({ kind: 'none', method: 'POST', path: '/api/operator/ledger/replay' }),
   'ledger.checkpoint': () => ({ kind: 'none', method: 'POST', path: '/api/operator/ledger/checkpoints' }),
+  'ledger.snapshot': () => ({ kind: 'none', method: 'POST', path: '/api/operator/ledger/snapshots' }),
   'ledger.public_key': () => ({ kind: 'none', method: 'GET', path: '/api/operator/ledger/public_key' }),
   'ledger.verify': () => ({ kind: 'none', method: 'POST', path: '/api/operator/ledger/verify', body: { chain_only: true } }),
   'ledger.export': () => ({ kind: 'none', method: 'GET', path: '/api/operator/ledger/export?from=1&to=5' }),

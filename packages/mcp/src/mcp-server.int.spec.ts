@@ -89,6 +89,7 @@ describe('createMcpServer: the MCP projection of the registry', () => {
       'ledger_public_key',
       'ledger_read',
       'ledger_replay',
+      'ledger_snapshot',
       'ledger_verify',
     ])
   })
@@ -166,6 +167,8 @@ describe('createMcpServer: the MCP projection of the registry', () => {
     expect(sealed.data[0]).toMatchObject({ seq: 1 })
     expect((await operator.call('ledger_public_key')).public_key).toMatch(/^hlpk_/)
     expect(await operator.call('ledger_verify', { chain_only: true })).toMatchObject({ ok: true, problems: [] })
+    expect(await operator.call('ledger_snapshot')).toMatchObject({ fresh: true, snapshot: { seq: 1 } })
+    expect(await operator.call('ledger_verify', {})).toMatchObject({ ok: true, snapshot: { seq: 1, digest_matches: true } })
     expect((await operator.call('ledger_export', {})).data[0]).toMatchObject({ type: 'header' })
     expect([...operator.called].sort()).toEqual(operator.tools.map((t) => t.name).sort())
   })

@@ -103,6 +103,7 @@ export const configSchema = z.object({
   HOOKLEDGER_MASTER_KEY: checked(parseMasterKey),
   HOOKLEDGER_LEDGER_SIGNING_KEY: checked(parseLedgerSigningKey),
   HOOKLEDGER_CHECKPOINT_INTERVAL_SECONDS: intIn(1, 3600, 10),
+  HOOKLEDGER_SNAPSHOT_INTERVAL_HOURS: intIn(0, 8760, 24),
   HOOKLEDGER_EGRESS_ALLOW: checked(parseEgressAllowList),
   HOOKLEDGER_CATALOG_FILE: checked(loadCatalogFile),
   HOOKLEDGER_ROTATION_GRACE_HOURS: intIn(0, 24 * 30, 24),

@@ -258,6 +258,7 @@ export async function startService(
       key: deps.ledgerKey,
       clock: deps.clock,
       intervalMs: config.HOOKLEDGER_CHECKPOINT_INTERVAL_SECONDS * 1000,
+      snapshotEveryMs: config.HOOKLEDGER_SNAPSHOT_INTERVAL_HOURS * 3_600_000,
       logger: log.child({ component: 'sealer' }),
       health,
     })

@@ -45,7 +45,7 @@ export interface SnapshotTaken {
 /** A snapshot refused: the chain does not verify, a history breaks a rule, or no checkpoint could sign it in time. */
 export class SnapshotError extends Error {
   constructor(
-    readonly code: 'ledger_tampered' | 'history_inconsistent' | 'snapshot_unsigned' | 'snapshot_altered',
+    readonly code: 'ledger_tampered' | 'history_inconsistent' | 'snapshot_unsigned' | 'snapshot_altered' | 'snapshot_busy',
     message: string,
   ) {
     super(message)
@@ -86,6 +86,28 @@ export async function snapshotCut(db: Db, options: { lockTimeoutMs?: number; att
  * snapshots. Nothing appended since the latest snapshot: that one is returned.
  */
 export async function ledgerSnapshotTake(
+  db: Db,
+  params: { key: LedgerSigningKey; now: () => Date; signWithinMs?: number; onProgress?: (p: { phase: string; rows: number; ms: number }) => void },
+): Promise<SnapshotTaken> {
+  // One taker at a time, across processes: a session lock on a connection of its own, held
+  // while the work runs on others.
+  return db.connection().execute(async (conn) => {
+    const locked = (await sql<{ ok: boolean }>`select pg_try_advisory_lock(hashtext('hookledger.ledger_snapshot')) as ok`.execute(conn)).rows[0]!.ok
+    if (!locked) throw new SnapshotError('snapshot_busy', 'another process is taking a snapshot; try again when it is done')
+    try {
+      return await takeSnapshot(db, params)
+    } finally {
+      await sql`select pg_advisory_unlock(hashtext('hookledger.ledger_snapshot'))`.execute(conn)
+    }
+  })
+}
+
+/** When the latest snapshot was taken (null: never). */
+export async function ledgerSnapshotLatestAt(db: Db): Promise<Date | null> {
+  return (await sql<{ at: Date | null }>`select max(created_at) as at from ledger_snapshots`.execute(db)).rows[0]!.at
+}
+
+async function takeSnapshot(
   db: Db,
   params: { key: LedgerSigningKey; now: () => Date; signWithinMs?: number; onProgress?: (p: { phase: string; rows: number; ms: number }) => void },
 ): Promise<SnapshotTaken> {

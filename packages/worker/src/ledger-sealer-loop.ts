@@ -1,19 +1,37 @@
 import type { Clock, LedgerSigningKey, Logger } from '@hookledger/core'
-import { ledgerSeal, type Db } from '@hookledger/store'
+import { ledgerSeal, ledgerSnapshotLatestAt, ledgerSnapshotTake, SnapshotError, type Db } from '@hookledger/store'
 import type { DatabaseHealth } from './database-health.js'
 
-type SealerOptions = { db: Db; key: LedgerSigningKey; clock: Clock; intervalMs: number; logger?: Logger | undefined; health?: DatabaseHealth | undefined }
+type SealerOptions = {
+  db: Db
+  key: LedgerSigningKey
+  clock: Clock
+  intervalMs: number
+  /** How old the latest projection snapshot may grow before this loop takes the next (0: never). */
+  snapshotEveryMs?: number
+  logger?: Logger | undefined
+  health?: DatabaseHealth | undefined
+}
+
+/** How often the loop asks whether a snapshot is due (a query on a tiny table). */
+const SNAPSHOT_CHECK_EVERY_MS = 60_000
 
 /**
  * Seals the ledger every `intervalMs` behind the writers (see `ledgerSeal`): the hash chain is
  * extended and a signed checkpoint appended whenever rows are new. Many processes may run one;
  * an advisory lock lets one seal at a time. A failed run is retried next interval.
+ *
+ * It also keeps the projection snapshot recent (`snapshotEveryMs`), so replay and `ledger
+ * verify` start from at most that far back: when the latest is older, it takes one beside the
+ * sealing (a snapshot folds only the entries since the previous one; one process at a time).
  */
 export class LedgerSealerLoop {
   readonly #o: SealerOptions
   #timer: NodeJS.Timeout | null = null
   #running: Promise<void> | null = null
   #stopped = false
+  #snapshotting: Promise<void> | null = null
+  #snapshotCheckedAt = Number.NEGATIVE_INFINITY
 
   constructor(options: SealerOptions) {
     this.#o = options
@@ -21,6 +39,8 @@ export class LedgerSealerLoop {
 
   start(): void {
     this.#stopped = false
+    // The first look a minute in: a starting process has other work.
+    this.#snapshotCheckedAt = this.#o.clock.now().getTime()
     this.#schedule()
   }
 
@@ -28,7 +48,39 @@ export class LedgerSealerLoop {
   async sealOnce(): Promise<number> {
     const { checkpoints, rows } = await ledgerSeal(this.#o.db, { key: this.#o.key, now: this.#o.clock.now() })
     if (checkpoints.length > 0) this.#o.logger?.debug({ rows, seq: checkpoints[checkpoints.length - 1]!.seq }, 'ledger:sealed')
+    this.#snapshotIfDue()
     return rows
+  }
+
+  /** Starts a snapshot beside the sealing when the latest is older than `snapshotEveryMs`. */
+  #snapshotIfDue(): void {
+    const every = this.#o.snapshotEveryMs ?? 0
+    if (every <= 0 || this.#stopped || this.#snapshotting !== null) return
+    const now = this.#o.clock.now()
+    if (now.getTime() - this.#snapshotCheckedAt < SNAPSHOT_CHECK_EVERY_MS) return
+    this.#snapshotCheckedAt = now.getTime()
+    this.#snapshotting = this.snapshotIfDue(every)
+      .then(() => undefined)
+      .catch((err: unknown) => {
+        if (err instanceof SnapshotError && err.code === 'snapshot_busy') return
+        if (this.#o.health?.failed(err, 'snapshot') === 'unavailable') return
+        this.#o.logger?.error({ err, code: (err as SnapshotError).code }, 'ledger:snapshot_failed')
+      })
+      .finally(() => {
+        this.#snapshotting = null
+      })
+  }
+
+  /** Takes a snapshot if the latest is older than `everyMs`; resolves to whether it took one. */
+  async snapshotIfDue(everyMs: number): Promise<boolean> {
+    const latest = await ledgerSnapshotLatestAt(this.#o.db)
+    if (latest !== null && this.#o.clock.now().getTime() - latest.getTime() < everyMs) return false
+    const taken = await ledgerSnapshotTake(this.#o.db, { key: this.#o.key, now: () => this.#o.clock.now() })
+    if (taken.fresh) {
+      const s = taken.snapshot
+      this.#o.logger?.info({ seq: s.seq, before_position: s.before_position, endpoints: s.endpoints, deliveries: s.deliveries, checkpoint: taken.checkpoint, ms: taken.ms }, 'ledger:snapshot')
+    }
+    return taken.fresh
   }
 
   /** Stops the timer and seals once more, so a clean exit leaves nothing unsealed it wrote. */
@@ -37,6 +89,7 @@ export class LedgerSealerLoop {
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = null
     await this.#running
+    await this.#snapshotting
     await this.sealOnce().catch((err: unknown) => this.#failed(err))
   }
 

@@ -14,6 +14,7 @@ import {
   type CheckpointHeaderRow,
 } from '@hookledger/store'
 import { bypassLedgerGuards, engineHarness, sealEverything, type EngineHarness } from '@hookledger/testkit'
+import { LedgerSealerLoop } from './ledger-sealer-loop.js'
 
 const key = parseLedgerSigningKey(generateLedgerSigningKey().secret)
 const publicKey = parseLedgerPublicKey(key.publicKey)
@@ -131,5 +132,24 @@ describe('projection snapshots', () => {
     const signed = await latestSignedSnapshot(h.db)
     expect(signed?.descriptor.seq).toBe(1)
     expect((await ledgerReplayVerify(h.db)).snapshot).toMatchObject({ seq: 1, digestMatches: true })
+  })
+
+  it('the sealer loop keeps the snapshot no older than its interval, on the injected clock', async () => {
+    h = await engineHarness()
+    await h.createEndpoint()
+    await h.publish({ id: 'evt_day_1' })
+    await h.step()
+    const day = 86_400_000
+    const loop = new LedgerSealerLoop({ db: h.db, key, clock: h.clock, intervalMs: 1_000, snapshotEveryMs: day })
+    expect(await loop.snapshotIfDue(day)).toBe(true) // none yet
+    expect(await loop.snapshotIfDue(day)).toBe(false)
+    h.clock.advance(day - 1_000)
+    await h.publish({ id: 'evt_day_2' })
+    await h.step()
+    expect(await loop.snapshotIfDue(day)).toBe(false)
+    h.clock.advance(2_000)
+    expect(await loop.snapshotIfDue(day)).toBe(true)
+    expect((await latestSignedSnapshot(h.db))?.descriptor).toMatchObject({ seq: 2, deliveries: 2 })
+    expect((await ledgerReplayVerify(h.db)).differences).toEqual([])
   })
 })
