@@ -4,16 +4,19 @@
  * the testkit's syntheticLedgerHistory over 100 endpoints (driving the engine that far would
  * take the whole run). Then, with due work enqueued through the real publish and fan-out path:
  * the claim's median, one delivery's attempt history (`attemptList`, what
- * `GET …/deliveries/:id/attempts` reads; target < 10 ms) and the disk per delivery.
+ * `GET …/deliveries/:id/attempts` reads; target < 10 ms) and the disk per delivery. Then the
+ * ledger's lifecycle over it (history-lifecycle.ts): snapshot, verify from it beside a full
+ * verify, archive and drop.
  */
 import { createHash } from 'node:crypto'
 import { sql } from 'kysely'
-import { attemptList } from '@hookledger/store'
+import { attemptList, ledgerPartitions, ledgerPartitionsAhead, LEDGER_PARTITION_ROWS } from '@hookledger/store'
 // The history generator alone: the testkit index needs a running vitest.
 import { syntheticLedgerHistory } from '@hookledger/testkit/synthetic-ledger-history'
 import { ClaimProbe } from './claim-probe.js'
 import { freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
-import { cfg, targets } from './settings.js'
+import { ledgerLifecycle } from './history-lifecycle.js'
+import { cfg, QUICK, targets } from './settings.js'
 import { percentile, round } from './util.js'
 
 /** The owner and delivery ids syntheticLedgerHistory writes. */
@@ -29,6 +32,14 @@ export async function historyScenario({ env, progress }: ScenarioContext): Promi
   const n = cfg.historyDeliveries
   const endpoints = cfg.claimEndpoints
   try {
+    // Partitions ahead of the whole history, as maintenance would have made them over the months
+    // (quick: small ones after the pre-made pair, so the archive has whole partitions to drop).
+    const rowsPerPartition = QUICK ? 20_000 : LEDGER_PARTITION_ROWS
+    if (QUICK) {
+      const last = (await ledgerPartitions(db)).filter((p) => !p.isDefault).at(-1)!
+      await sql`alter table ledger alter column position restart with ${sql.lit(Number(last.to))}`.execute(db)
+    }
+    await ledgerPartitionsAhead(db, { rowsPerPartition, ahead: Math.ceil((n * 4.5) / rowsPerPartition) + 2 })
     progress.phase(`seeding ${n.toLocaleString('en')} completed deliveries (ledger + projection) in SQL`)
     const t = performance.now()
     await syntheticLedgerHistory(db, { deliveries: n, endpoints })
@@ -65,6 +76,7 @@ export async function historyScenario({ env, progress }: ScenarioContext): Promi
     await probe.enqueue(env, SYN_OWNER, cfg.claimRuns + 2)
     const claim = await probe.measure(cfg.claimRuns, Math.min(cfg.claimLimit, endpoints))
     const perDelivery = totalBytes / n
+    const lifecycle = await ledgerLifecycle(db, env, progress, SYN_OWNER)
     return {
       metrics: {
         completed_deliveries: n,
@@ -76,6 +88,7 @@ export async function historyScenario({ env, progress }: ScenarioContext): Promi
         attempt_history_ms: { p50: round(lookupMedian, 2), p99: round(percentile(lookups, 99), 2), max: round(lookups.at(-1)!, 2) },
         claim_median_ms: claim.medianMs,
         claim_runs_ms: claim.runs,
+        lifecycle: lifecycle.metrics,
       },
       rows: [
         { metric: `claim ${cfg.claimLimit} beside ${n.toLocaleString('en')} completed (median ms)`, value: claim.medianMs.toFixed(2), target: '—', pass: null },
@@ -86,6 +99,7 @@ export async function historyScenario({ env, progress }: ScenarioContext): Promi
           pass: lookupMedian < targets.attemptHistoryMs,
         },
         { metric: 'disk bytes per delivery in history (ledger+projections+indexes)', value: String(Math.round(perDelivery)), target: '—', pass: null },
+        ...lifecycle.rows,
       ],
     }
   } finally {
