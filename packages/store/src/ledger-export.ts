@@ -1,7 +1,7 @@
 import type { ChainRow, LedgerCheckpoint } from '@hookledger/core'
 import { sql } from 'kysely'
 import type { Db } from './database.js'
-import { CHAIN_ROW_COLUMNS, CHECKPOINT_COLUMNS, chainAfter, checkpointOf, compareChainKeys, leavesOf, type CheckpointRow } from './ledger-chain-rows.js'
+import { CHAIN_ROW_COLUMNS, CHECKPOINT_HEADER_COLUMNS, chainAfter, checkpointOf, compareChainKeys, leavesOf, type CheckpointHeaderRow, type CheckpointRow } from './ledger-chain-rows.js'
 import { cursorRows } from './server-cursor.js'
 import { archivedThrough } from './ledger-snapshot-read.js'
 
@@ -45,17 +45,23 @@ export async function ledgerExport(
     .transaction()
     .setIsolationLevel('repeatable read')
     .execute(async (trx) => {
-      const all = (await sql<CheckpointRow>`select ${CHECKPOINT_COLUMNS} from ledger_checkpoints order by ledger_checkpoints.seq`.execute(trx)).rows
+      // Headers only (leaves are read per checkpoint as it is written), each with whether it
+      // seals a row in [from, to].
+      const inRange =
+        params.from === undefined && params.to === undefined
+          ? sql`true`
+          : sql`exists (select 1 from unnest(leaf_positions) p
+                        where ${params.from !== undefined ? sql`p >= ${params.from}::bigint` : sql`true`}
+                          and ${params.to !== undefined ? sql`p <= ${params.to}::bigint` : sql`true`})`
+      const all = (
+        await sql<CheckpointHeaderRow & { in_range: boolean }>`
+          select ${CHECKPOINT_HEADER_COLUMNS}, ${inRange} as in_range from ledger_checkpoints order by ledger_checkpoints.seq
+        `.execute(trx)
+      ).rows
       const archived = (await archivedThrough(trx))?.throughCheckpoint ?? 0
-      const from = params.from !== undefined ? BigInt(params.from) : null
-      const to = params.to !== undefined ? BigInt(params.to) : null
       const range = params.checkpoints
-      const wanted = (cp: CheckpointRow) =>
-        Number(cp.seq) > archived &&
-        (range
-          ? Number(cp.seq) > range.after && Number(cp.seq) <= range.through
-          : (from === null && to === null) ||
-            cp.leaf_positions.some((p) => (from === null || BigInt(p) >= from) && (to === null || BigInt(p) <= to)))
+      const wanted = (cp: (typeof all)[number]) =>
+        Number(cp.seq) > archived && (range ? Number(cp.seq) > range.after && Number(cp.seq) <= range.through : cp.in_range)
       const firstIndex = all.findIndex(wanted)
       const lastIndex = all.length - 1 - [...all].reverse().findIndex(wanted)
       const chosen = firstIndex < 0 ? [] : all.slice(firstIndex, lastIndex + 1)
@@ -79,8 +85,14 @@ export async function ledgerExport(
         where ${chainAfter(anchor?.last ?? null)} and ${end ? sql`(tx_id, position) <= (${end.tx_id}::xid8, ${end.position}::bigint)` : sql`false`}
         order by ledger.tx_id, ledger.position
       `
-      const writeCheckpoint = async (cp: CheckpointRow) => {
-        const leaves = leavesOf(cp)
+      const writeCheckpoint = async (cp: CheckpointHeaderRow) => {
+        const leaves = leavesOf(
+          (
+            await sql<Pick<CheckpointRow, 'leaf_positions' | 'leaf_hashes'>>`
+              select leaf_positions::text[] as leaf_positions, leaf_hashes from ledger_checkpoints where seq = ${cp.seq}::bigint
+            `.execute(trx)
+          ).rows[0]!,
+        )
         await params.onLine({
           type: 'checkpoint',
           checkpoint: checkpointOf(cp),
