@@ -1,5 +1,4 @@
-import { createReadStream, readFileSync } from 'node:fs'
-import { createInterface } from 'node:readline'
+import { readFileSync } from 'node:fs'
 import {
   LedgerExportVerifier,
   parseLedgerPublicKey,
@@ -8,7 +7,7 @@ import {
   type LedgerReceipt,
   type LedgerSigningKey,
 } from '@hookledger/core'
-import { archivedThrough, ledgerChainVerify, ledgerExport, ledgerReplayVerify, ledgerSeal, type ChainVerifyStart, type Db } from '@hookledger/store'
+import { archivedThrough, ledgerChainVerify, ledgerFileLines, ledgerExport, ledgerReplayVerify, ledgerSeal, type ChainVerifyStart, type Db } from '@hookledger/store'
 import { snapshotTamperedLine, type CliIo } from './commands.js'
 
 /** Exit codes of the ledger's evidence commands. */
@@ -132,7 +131,7 @@ async function verifyExportFile(io: CliIo, file: string, publicKey: Uint8Array, 
   let lines = 0
   try {
     const tick = progress(io)
-    for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
+    for await (const line of ledgerFileLines(file)) {
       verifier.pushLine(line)
       if (++lines % 10_000 === 0) tick(`${lines} lines`)
     }

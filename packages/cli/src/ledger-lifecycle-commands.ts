@@ -81,7 +81,7 @@ export async function ledgerArchiveCommand(
       return err.code === 'snapshot_unsigned' ? USAGE : TAMPERED
     }
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') {
-      io.err(`no archive: ${file}.partial exists (another archive running, or one interrupted: remove it)`)
+      io.err(`no archive: a .partial file of ${file} exists (another archive running, or one interrupted: remove it)`)
       return USAGE
     }
     throw err

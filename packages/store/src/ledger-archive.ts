@@ -7,21 +7,20 @@
  *    one, or a new one taken here.
  * 2. The checkpoints after the previous archive up to `before - 1` are written whole, each
  *    with its leaves and rows, after the checkpoint before them (the anchor): the export
- *    format, which `ledger verify --file` checks with the public key alone. The file is
- *    written beside its final name, flushed to disk, verified, then renamed.
+ *    format, which `ledger verify --file` checks with the public key alone; gzip when the name
+ *    ends in `.gz`. The file is written beside its final name, flushed to disk, verified, then
+ *    renamed.
  * 3. The lowest partitions whose rows those checkpoints all sealed are dropped through the
  *    audited retention function, whose `ledger.retention` entry records the file's SHA-256 and
  *    the last checkpoint it holds; a checkpoint then seals that entry.
  */
-import { createHash } from 'node:crypto'
-import { createReadStream } from 'node:fs'
-import { open, rename, rm } from 'node:fs/promises'
+import { rename, rm } from 'node:fs/promises'
 import { basename } from 'node:path'
-import { createInterface } from 'node:readline'
 import { LedgerExportVerifier, parseLedgerPublicKey, type ArchiveDescription, type LedgerSigningKey } from '@hookledger/core'
 import { sql } from 'kysely'
 import type { Db } from './database.js'
 import { ledgerExport } from './ledger-export.js'
+import { ledgerFileLines, ledgerFileWrite } from './ledger-file.js'
 import { ledgerPartitionsSealedThrough, ledgerRetention } from './ledger-partitions.js'
 import { ledgerSeal } from './ledger-seal.js'
 import { ledgerSnapshotTake } from './ledger-snapshot.js'
@@ -100,38 +99,34 @@ async function writeArchive(
   db: Db,
   p: { file: string; key: LedgerSigningKey; after: number; through: number; started: number; onProgress?: (p: { phase: string; rows: number; ms: number }) => void },
 ): Promise<ArchiveDescription> {
-  const partial = `${p.file}.partial`
-  const handle = await open(partial, 'wx', 0o600)
-  const hash = createHash('sha256')
+  // `.partial` before the extension, so a `.gz` archive is compressed from the start.
+  const partial = p.file.endsWith('.gz') ? `${p.file.slice(0, -3)}.partial.gz` : `${p.file}.partial`
   let rows = 0
+  let written: { sha256: string; bytes: number }
   try {
-    let buffered: string[] = []
-    const flush = async () => {
-      if (buffered.length === 0) return
-      const text = buffered.join('')
-      buffered = []
-      hash.update(text)
-      await handle.write(text)
-    }
-    await ledgerExport(db, {
-      checkpoints: { after: p.after, through: p.through },
-      onLine: async (line) => {
-        if (line.type === 'row') rows++
-        buffered.push(JSON.stringify(line) + '\n')
-        if (buffered.length >= 1000) await flush()
-      },
-      onProgress: (n) => p.onProgress?.({ phase: 'archive', rows: n, ms: Math.round(performance.now() - p.started) }),
+    written = await ledgerFileWrite(partial, async (write) => {
+      let buffered: string[] = []
+      await ledgerExport(db, {
+        checkpoints: { after: p.after, through: p.through },
+        onLine: async (line) => {
+          if (line.type === 'row') rows++
+          buffered.push(JSON.stringify(line) + '\n')
+          if (buffered.length >= 1000) {
+            const text = buffered.join('')
+            buffered = []
+            await write(text)
+          }
+        },
+        onProgress: (n) => p.onProgress?.({ phase: 'archive', rows: n, ms: Math.round(performance.now() - p.started) }),
+      })
+      if (buffered.length > 0) await write(buffered.join(''))
     })
-    await flush()
-    await handle.sync()
   } catch (err) {
-    await handle.close()
-    await rm(partial, { force: true })
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') await rm(partial, { force: true })
     throw err
   }
-  await handle.close()
   const verifier = new LedgerExportVerifier({ publicKey: parseLedgerPublicKey(p.key.publicKey), maxProblems: 1 })
-  for await (const line of createInterface({ input: createReadStream(partial), crlfDelay: Infinity })) verifier.pushLine(line)
+  for await (const line of ledgerFileLines(partial)) verifier.pushLine(line)
   const verdict = verifier.finish()
   if (!verdict.ok || verdict.unsealedRows > 0) {
     await rm(partial, { force: true })
@@ -139,7 +134,7 @@ async function writeArchive(
     throw new ArchiveError('archive_unverified', `the archive does not verify (${problem}): nothing was dropped; run \`hookledger ledger verify\``)
   }
   await rename(partial, p.file)
-  return { file: basename(p.file), sha256: hash.digest('hex'), rows, first_checkpoint: p.after + 1, last_checkpoint: p.through }
+  return { file: basename(p.file), sha256: written.sha256, rows, first_checkpoint: p.after + 1, last_checkpoint: p.through }
 }
 
 /** Seals until the retention entry just appended is in a checkpoint (verification trusts only a sealed one). */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -10,6 +11,7 @@ import {
   ledgerArchive,
   ledgerChainVerify,
   ledgerExport,
+  ledgerFileLines,
   ledgerPartitions,
   ledgerPartitionsAhead,
   ledgerReplayVerify,
@@ -21,9 +23,9 @@ import { engineHarness, sealEverything, type EngineHarness } from '@hookledger/t
 const key = parseLedgerSigningKey(generateLedgerSigningKey().secret)
 const publicKey = parseLedgerPublicKey(key.publicKey)
 
-const verifyFile = (file: string) => {
+const verifyFile = async (file: string) => {
   const verifier = new LedgerExportVerifier({ publicKey })
-  for (const line of readFileSync(file, 'utf8').split('\n')) verifier.pushLine(line)
+  for await (const line of ledgerFileLines(file)) verifier.pushLine(line)
   return verifier.finish()
 }
 
@@ -79,13 +81,13 @@ describe('ledger archive', () => {
     expect((await ledgerPartitions(h.db)).length).toBe(partitions - result.dropped.partitions)
 
     // Offline: the file alone, with the public key; one changed character fails it.
-    const offline = verifyFile(file)
+    const offline = await verifyFile(file)
     expect(offline).toMatchObject({ ok: true, malformed: [], unsealedRows: 0 })
     expect(offline.rows).toBe(result.archive.rows)
     const text = readFileSync(file, 'utf8')
     const forged = path.join(dir, 'forged.jsonl')
     writeFileSync(forged, text.replace('"status_code":500', '"status_code":200'))
-    expect(verifyFile(forged)).toMatchObject({ ok: false })
+    expect(await verifyFile(forged)).toMatchObject({ ok: false })
     // The ledger records the file's digest, and a checkpoint seals that record.
     const entry = (await sql<{ payload: { archive: { sha256: string } } }>`select payload from ledger where kind = 'ledger.retention'`.execute(h.db)).rows
     expect(entry.map((e) => e.payload.archive.sha256)).toEqual([result.archive.sha256])
@@ -117,7 +119,8 @@ describe('ledger archive', () => {
       'are archived already',
     )
     await expect(ledgerArchive(h.db, { beforeCheckpoint: 10_000, file: path.join(dir, 'none.jsonl'), key, now: () => h.clock.now(), actor: 'operator:test' })).rejects.toThrow(ArchiveError)
-    const file = path.join(dir, 'second.jsonl')
+    // Compressed, by its name.
+    const file = path.join(dir, 'second.jsonl.gz')
     const second = await ledgerArchive(h.db, { beforeCheckpoint: before, file, key, now: () => h.clock.now(), actor: 'operator:test' })
     expect(second.archive.first_checkpoint).toBe(firstThrough + 1)
     // The first archive's own entry was in a partition this one dropped; the newest entry always stays.
@@ -125,7 +128,10 @@ describe('ledger archive', () => {
     expect(entries).toEqual([{ through: before - 1 }])
     expect(second.dropped.partitions).toBeGreaterThan(0)
     // The second file starts at the first one's last checkpoint (its anchor): verifiable on its own.
-    expect(verifyFile(file)).toMatchObject({ ok: true, unsealedRows: 0 })
+    expect(await verifyFile(file)).toMatchObject({ ok: true, unsealedRows: 0 })
+    const bytes = readFileSync(file)
+    expect([bytes[0], bytes[1]]).toEqual([0x1f, 0x8b])
+    expect(createHash('sha256').update(bytes).digest('hex')).toBe(second.archive.sha256)
     await sealEverything(h.db, key, () => h.clock.now())
     for (const from of ['snapshot', 'genesis'] as const) expect((await ledgerChainVerify(h.db, { publicKey, from })).problems, from).toEqual([])
     const replay = await ledgerReplayVerify(h.db)
