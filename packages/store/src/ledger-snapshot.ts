@@ -214,7 +214,7 @@ async function waitForSignature(db: Db, seq: number, params: { key: LedgerSignin
       await sql<{ seq: string }>`select seq::text from ledger_checkpoints where snapshot is not null and (snapshot ->> 'seq')::bigint = ${seq}::bigint`.execute(db)
     ).rows[0]
     if (signed) return Number(signed.seq)
-    if (Date.now() > deadline) {
+    if (Date.now() >= deadline) {
       throw new SnapshotError('snapshot_unsigned', `snapshot ${seq} is stored, but no checkpoint could seal every row below its position yet: a long transaction holds the sealing horizon back; the sealer signs it when it ends`)
     }
     await new Promise((resolve) => setTimeout(resolve, wait))
