@@ -372,7 +372,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The Ed25519 public key that signs checkpoints, and how far the ledger is sealed */
+        /** The Ed25519 public key that signs checkpoints, how far the ledger is sealed, the latest signed snapshot and how far history is archived */
         get: operations["ledger.public_key"];
         put?: never;
         post?: never;
@@ -3032,11 +3032,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        archived_through: number | null;
                         checkpoints: number;
                         key_id: string;
                         latest_position: string | null;
                         public_key: string;
                         sealed_position: string | null;
+                        snapshot: {
+                            before_position: string;
+                            checkpoint: number;
+                            seq: number;
+                        } | null;
                     };
                 };
             };

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { parseLedgerPublicKey } from '@hookledger/core'
-import { archivedThrough, ledgerChainVerify, ledgerExport, ledgerReceipt, ledgerReplayVerify, ledgerSeal, ledgerSealState, ledgerSnapshotTake, SnapshotError, type LedgerExportLine } from '@hookledger/store'
+import { archivedThrough, latestSignedSnapshot, ledgerChainVerify, ledgerExport, ledgerReceipt, ledgerReplayVerify, ledgerSeal, ledgerSealState, ledgerSnapshotTake, SnapshotError, type LedgerExportLine } from '@hookledger/store'
 import { invalidInput } from './op-input.js'
 import { notFound, OpError } from './op-error.js'
 import { ledgerEntrySchema } from './operator-ops.js'
@@ -56,7 +56,7 @@ export const ledgerCheckpointOp = defineOp({
 
 export const ledgerPublicKeyOp = defineOp({
   name: 'ledger.public_key',
-  summary: 'The Ed25519 public key that signs checkpoints, and how far the ledger is sealed',
+  summary: 'The Ed25519 public key that signs checkpoints, how far the ledger is sealed, the latest signed snapshot and how far history is archived',
   scope: 'operator',
   http: { method: 'GET', path: '/api/operator/ledger/public_key' },
   input: z.strictObject({}),
@@ -66,10 +66,18 @@ export const ledgerPublicKeyOp = defineOp({
     checkpoints: z.number().int(),
     sealed_position: z.string().nullable(),
     latest_position: z.string().nullable(),
+    /** Replay and ledger.verify start here. */
+    snapshot: z.object({ seq: z.number().int(), before_position: z.string(), checkpoint: z.number().int() }).nullable(),
+    /** Checkpoints up to this one had rows archived and dropped (null: none). */
+    archived_through: z.number().int().nullable(),
   }),
   async handler(ctx) {
     const state = await ledgerSealState(ctx.deps.db)
+    const snapshot = await latestSignedSnapshot(ctx.deps.db)
+    const archived = await archivedThrough(ctx.deps.db)
     return ok({
+      snapshot: snapshot && { seq: snapshot.descriptor.seq, before_position: snapshot.descriptor.before_position, checkpoint: snapshot.checkpointSeq },
+      archived_through: archived?.throughCheckpoint ?? null,
       public_key: ctx.deps.ledgerKey.publicKey,
       key_id: ctx.deps.ledgerKey.keyId,
       checkpoints: state.checkpoints,

@@ -108,6 +108,9 @@ describe('GET /metrics', () => {
     })
     expect(latest.get('hookledger_ledger_position')!).toBeGreaterThan(before.get('hookledger_ledger_position')!)
     expect(latest.get('hookledger_deliveries_due')).toBe(0)
+    // No projection snapshot yet (a worker takes its first a minute in): its age says so.
+    expect(latest.get('hookledger_ledger_snapshot_age_seconds')).toBe(-1)
+    expect(latest.get('hookledger_ledger_snapshot_position')).toBe(0)
   })
 })
 

@@ -159,6 +159,8 @@ export function createServiceMetrics(options: { db: Db; clock: Clock }): Service
   )
   gauge('hookledger_ledger_position', 'The highest ledger position.', (s, g) => g.set(s.ledgerPosition))
   gauge('hookledger_ledger_sealed_position', 'The last ledger position a signed checkpoint covers.', (s, g) => g.set(s.sealedPosition))
+  gauge('hookledger_ledger_snapshot_position', 'Replay and ledger verify start from this position (the latest signed projection snapshot; 0: none).', (s, g) => g.set(s.snapshotPosition))
+  gauge('hookledger_ledger_snapshot_age_seconds', 'Age of the latest signed projection snapshot (-1: none yet).', (s, g) => g.set(s.snapshotAgeSeconds ?? -1))
 
   return {
     registry,
