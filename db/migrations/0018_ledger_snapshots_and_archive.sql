@@ -27,13 +27,16 @@ create table ledger_snapshots (
   created_at       timestamptz not null
 );
 
+-- The rows in chunks: each a JSON array of up to 256 rows in id order, each row as
+-- `to_jsonb(<endpoints|deliveries row>)` renders it. A chunk is large enough to be compressed
+-- (TOAST), so a snapshot costs a fraction of the live table instead of a row and an index
+-- entry per row.
 create table ledger_snapshot_rows (
   snapshot_seq bigint not null,
   entity       text not null check (entity in ('endpoint', 'delivery')),
-  id           uuid not null,
-  -- The row as `to_jsonb(<endpoints|deliveries row>)` renders it.
-  row          jsonb not null,
-  primary key (snapshot_seq, entity, id)
+  chunk        integer not null,
+  rows         jsonb not null,
+  primary key (snapshot_seq, entity, chunk)
 );
 
 -- The signed descriptor {seq, before_position, horizon, digest, endpoints, deliveries} of the

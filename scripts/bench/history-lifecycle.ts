@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { generateLedgerSigningKey, parseLedgerPublicKey, parseLedgerSigningKey } from '@hookledger/core'
+import { sql } from 'kysely'
 import { ledgerArchive, ledgerChainVerify, ledgerReplayVerify, ledgerSeal, ledgerSnapshotTake, type Db } from '@hookledger/store'
 import { ClaimProbe } from './claim-probe.js'
 import type { Env, Row } from './harness.js'
@@ -35,6 +36,10 @@ export async function ledgerLifecycle(db: Db, env: Env, progress: Progress, owne
   t = performance.now()
   const snapshot = await ledgerSnapshotTake(db, { key, now, signWithinMs: 120_000 })
   const snapshotMs = performance.now() - t
+  const snapshotBytes = Number(
+    (await sql<{ bytes: string }>`select pg_total_relation_size('ledger_snapshot_rows')::text as bytes`.execute(db)).rows[0]!.bytes,
+  )
+  const snapshotRows = snapshot.snapshot.endpoints + snapshot.snapshot.deliveries
 
   progress.phase(`new traffic after the snapshot (${SUFFIX_EVENTS} events to every endpoint)`)
   const suffixDeliveries = await new ClaimProbe(db).enqueue(env, owner, SUFFIX_EVENTS)
@@ -67,7 +72,7 @@ export async function ledgerLifecycle(db: Db, env: Env, progress: Progress, owne
     return {
       metrics: {
         seal: { rows: sealed.rows, checkpoints: sealed.checkpoints.length, ms: Math.round(sealMs), rows_per_s: Math.round(sealed.rows / (sealMs / 1000)) },
-        snapshot: { ...snapshot.snapshot, checkpoint: snapshot.checkpoint, entries_folded: snapshot.entriesFolded, ms: Math.round(snapshotMs) },
+        snapshot: { ...snapshot.snapshot, checkpoint: snapshot.checkpoint, entries_folded: snapshot.entriesFolded, ms: Math.round(snapshotMs), bytes: snapshotBytes, bytes_per_row: Math.round(snapshotBytes / snapshotRows) },
         suffix_deliveries: suffixDeliveries,
         verify_from_snapshot: { ...fromSnapshot, ms: Math.round(fromSnapshot.ms) },
         verify_full: { ...full, ms: Math.round(full.ms) },
@@ -77,6 +82,7 @@ export async function ledgerLifecycle(db: Db, env: Env, progress: Progress, owne
       rows: [
         { metric: `seal ${n} deliveries' ledger (rows/s)`, value: String(Math.round(sealed.rows / (sealMs / 1000))), target: '—', pass: null },
         { metric: `first projection snapshot @ ${n} (s, incl. verifying the chain)`, value: s(snapshotMs), target: '—', pass: null },
+        { metric: 'projection snapshot on disk, bytes per row (the latest one only is kept)', value: String(Math.round(snapshotBytes / snapshotRows)), target: '—', pass: null },
         {
           metric: `ledger verify from the latest snapshot, +${suffixDeliveries.toLocaleString('en')} deliveries since: ledger rows read (full: ${full.chainRows.toLocaleString('en')})`,
           value: String(fromSnapshot.chainRows),

@@ -33,12 +33,14 @@ const ENTITY = { endpoints: 'endpoint', deliveries: 'delivery' } as const
  * (`snapshot_row`, what its digest covers).
  */
 export function snapshotStartRows(seq: number, table: 'endpoints' | 'deliveries'): RawBuilder<unknown> {
+  // Chunks in order, rows in order within each (an incremental sort on the element number).
   return sql`
-    select s.row as snapshot_row, p.*
+    select e.value as snapshot_row, p.*
     from ledger_snapshot_rows s
-    cross join lateral jsonb_populate_record(null::${sql.table(table)}, s.row) p
+    cross join lateral jsonb_array_elements(s.rows) with ordinality as e(value, n)
+    cross join lateral jsonb_populate_record(null::${sql.table(table)}, e.value) p
     where s.snapshot_seq = ${seq}::bigint and s.entity = ${ENTITY[table]}
-    order by s.id
+    order by s.chunk, e.n
   `
 }
 

@@ -53,7 +53,8 @@ export class SnapshotError extends Error {
 }
 
 const LOCK_NOT_AVAILABLE = '55P03'
-const WRITE_BATCH = 500
+/** Rows per insert statement. */
+const WRITE_BATCH = 2048
 
 /** Cuts the ledger at the next position to be drawn, under an instant's SHARE lock (retried if a writer holds it long). */
 export async function snapshotCut(db: Db, options: { lockTimeoutMs?: number; attempts?: number } = {}): Promise<SnapshotCut> {
@@ -221,30 +222,53 @@ async function waitForSignature(db: Db, seq: number, params: { key: LedgerSignin
   }
 }
 
-/** Appends a snapshot's rows in batches (one statement per batch, the rows as one JSON array). */
+/** Rows per stored chunk: big enough to compress well, small enough to stream. */
+const CHUNK_ROWS = 256
+
+/** Appends a snapshot's rows as chunks (ledger_snapshot_rows), several chunks per statement. */
 class SnapshotRowWriter {
   readonly #trx: Trx
   readonly #seq: number
-  #batch: { entity: SnapshotEntity; id: string; row: RowJson }[] = []
+  #entity: SnapshotEntity | null = null
+  #chunk = 0
+  #rows: RowJson[] = []
+  #pending: { entity: SnapshotEntity; chunk: number; rows: RowJson[] }[] = []
 
   constructor(trx: Trx, seq: number) {
     this.#trx = trx
     this.#seq = seq
   }
 
-  async add(entity: SnapshotEntity, id: string, row: RowJson): Promise<void> {
-    this.#batch.push({ entity, id, row })
-    if (this.#batch.length >= WRITE_BATCH) await this.flush()
+  async add(entity: SnapshotEntity, _id: string, row: RowJson): Promise<void> {
+    if (this.#entity !== entity) {
+      this.#close()
+      this.#entity = entity
+      this.#chunk = 0
+    }
+    this.#rows.push(row)
+    if (this.#rows.length >= CHUNK_ROWS) this.#close()
+    if (this.#pending.length * CHUNK_ROWS >= WRITE_BATCH) await this.#write()
   }
 
   async flush(): Promise<void> {
-    if (this.#batch.length === 0) return
-    const batch = this.#batch
-    this.#batch = []
+    this.#close()
+    await this.#write()
+  }
+
+  #close(): void {
+    if (this.#rows.length === 0 || this.#entity === null) return
+    this.#pending.push({ entity: this.#entity, chunk: this.#chunk++, rows: this.#rows })
+    this.#rows = []
+  }
+
+  async #write(): Promise<void> {
+    if (this.#pending.length === 0) return
+    const chunks = this.#pending
+    this.#pending = []
     await sql`
-      insert into ledger_snapshot_rows (snapshot_seq, entity, id, row)
-      select ${this.#seq}::bigint, r ->> 'entity', (r ->> 'id')::uuid, r -> 'row'
-      from jsonb_array_elements(${JSON.stringify(batch)}::jsonb) r
+      insert into ledger_snapshot_rows (snapshot_seq, entity, chunk, rows)
+      select ${this.#seq}::bigint, c ->> 'entity', (c ->> 'chunk')::integer, c -> 'rows'
+      from jsonb_array_elements(${JSON.stringify(chunks)}::jsonb) c
     `.execute(this.#trx)
   }
 }

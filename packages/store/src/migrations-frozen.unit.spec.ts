@@ -25,7 +25,7 @@ const FROZEN: Record<string, string> = {
   '0015_delivery_log_index.sql': 'd32c1429016627abb510da98e6590a93eb73f82de112a22c5a7fab37df479fbd',
   '0016_ledger_event_decisions_index.sql': 'b42993d3c8eade247068bbfa1ff88c38799da223ebb1ecca2015c219a103b4e3',
   '0017_ledger_endpoint_attempts_index.sql': '6c55e0d9db57d45d75006a054afe63a32fbb26fa1ad34c61c5024b4cebf3480d',
-  '0018_ledger_snapshots_and_archive.sql': '90815cb8c8efcbfe27b139aa6a23cb652f1302c2ae32bb9fc5bf71e61b0c0d1b',
+  '0018_ledger_snapshots_and_archive.sql': '9b85709070b9c0e1d1c8a84ac622f2a909444d195a343d047e019013394868d2',
 }
 
 describe('migrations', () => {
