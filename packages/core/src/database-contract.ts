@@ -18,9 +18,17 @@ export function assertDbSchemaName(schema: string): string {
   return schema
 }
 
-/**
- * NOTIFY channel that wakes the fan-out loop; the payload is empty (a hint, not data). It is
- * database-wide, not per schema: two hookledger schemas in one database wake each other's
- * workers needlessly, never wrongly.
- */
+/** NOTIFY channel that wakes the fan-out loop (the default schema's; see eventsChannel). */
 export const EVENTS_CHANNEL = 'hookledger_events'
+/** NOTIFY channel that wakes the delivery loop (the default schema's; see deliveriesChannel). */
+export const DELIVERIES_CHANNEL = 'hookledger_deliveries'
+
+/**
+ * The channels of one install. NOTIFY is database-wide, so an install in another schema of the
+ * same database gets channels of its own (`hookledger_events.<schema>`): it is never woken by
+ * its neighbour's traffic. The default schema keeps the plain names. Payloads are empty: a
+ * channel is a hint to look, never data.
+ */
+export const eventsChannel = (schema: string): string => channelOf(EVENTS_CHANNEL, schema)
+export const deliveriesChannel = (schema: string): string => channelOf(DELIVERIES_CHANNEL, schema)
+const channelOf = (base: string, schema: string) => (schema === DEFAULT_DB_SCHEMA ? base : `${base}.${assertDbSchemaName(schema)}`)

@@ -1,4 +1,4 @@
-import { EVENTS_CHANNEL } from '@hookledger/core'
+import { eventsChannel } from '@hookledger/core'
 import type { PreparedEvent } from './event-prepare.js'
 
 /**
@@ -51,7 +51,7 @@ export function publishStatement(schema: string): string {
         left join ${q('events')} ex on ex.owner_id = i.owner_id and ex.id = i.id
       ), '[]'::jsonb) as outcomes,
       (select count(*) from appended) as appended,
-      (select pg_notify('${EVENTS_CHANNEL}', '') where exists (select 1 from inserted)) as notified
+      (select pg_notify('${eventsChannel(schema)}', '') where exists (select 1 from inserted)) as notified
   `
 }
 

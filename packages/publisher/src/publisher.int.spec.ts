@@ -1,7 +1,7 @@
 import pg from 'pg'
 import { sql, type Kysely } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
-import { EVENTS_CHANNEL } from '@hookledger/core'
+import { EVENTS_CHANNEL, eventsChannel } from '@hookledger/core'
 import { eventInsert } from '@hookledger/store'
 import { engineHarness, eventually, testDatabase, type EngineHarness } from '@hookledger/testkit'
 import { createPublisher, publish, publishMany, PublishError } from './index.js'
@@ -209,10 +209,21 @@ describe('publish inside the application’s transaction', () => {
     open.push(database)
     const { migrateToLatest } = await import('@hookledger/store')
     await migrateToLatest(database.db)
+    // Its channel is its own: a listener on the default schema's hears nothing of it.
+    const listener = await appClient(database.url)
+    const heard: string[] = []
+    listener.on('notification', (n) => heard.push(`${n.channel}:${n.payload ?? ''}`))
+    await listener.query(`listen ${EVENTS_CHANNEL}`)
+    await listener.query(`listen "${eventsChannel('acme_hooks')}"`)
     const client = await appClient(database.url)
     await client.query('begin')
     await createPublisher({ schema: 'acme_hooks' }).publish(client, booking('evt_acme'))
     await client.query('commit')
+    await eventually('the publish NOTIFY', () => heard.length > 0)
+    // A marker on the default channel after it: had the publish notified there, it would be first.
+    await sql`select pg_notify(${EVENTS_CHANNEL}, 'marker')`.execute(database.db)
+    await eventually('the marker to arrive', () => heard.length === 2)
+    expect(heard).toEqual(['hookledger_events.acme_hooks:', 'hookledger_events:marker'])
     expect((await footprint(database.db)).events).toBe('1')
     await expect(publish(client, booking('evt_acme'))).rejects.toThrow(/relation "hookledger.events" does not exist/)
   })

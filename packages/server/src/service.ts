@@ -241,6 +241,7 @@ export async function startService(
       workerId: `${hostname()}:${process.pid}`,
       logger: log.child({ component: 'dispatcher' }),
       notifier,
+      schema: config.HOOKLEDGER_DB_SCHEMA,
       concurrency: config.HOOKLEDGER_CONCURRENCY,
       retentionMs: config.HOOKLEDGER_RETENTION_DAYS * 24 * 3_600_000,
       deliveryRetentionDays: config.HOOKLEDGER_DELIVERY_RETENTION_DAYS,

@@ -66,7 +66,7 @@ export async function deliveryRedeliver(
         },
       },
     ],
-    notify: { channel: 'hookledger_deliveries' },
+    notify: { channel: 'deliveries' },
   })
   return { delivery: deliveries.get(delivery.id)! }
 }

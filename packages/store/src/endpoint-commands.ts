@@ -19,6 +19,7 @@ import {
 } from '@hookledger/core'
 import type { Trx } from './database.js'
 import { ledgerWrite } from './ledger-write.js'
+import { channelSql } from './event-publish.js'
 
 /** Who and when, for every owner command. */
 export interface CommandContext {
@@ -190,7 +191,7 @@ export async function endpointRedeliver(
   }))
   if (entries.length > 0) {
     await ledgerWrite(trx, { base: { deliveries: requeue }, entries })
-    await sql`select pg_notify('hookledger_deliveries', '')`.execute(trx)
+    await sql`select pg_notify(${channelSql('deliveries')}, '')`.execute(trx)
   }
   return { requeued: requeue.length, skipped: discarded.length - requeue.length }
 }

@@ -1,12 +1,19 @@
-import { sql } from 'kysely'
-import { EVENTS_CHANNEL } from '@hookledger/core'
+import { sql, type RawBuilder } from 'kysely'
+import { DEFAULT_DB_SCHEMA, DELIVERIES_CHANNEL, EVENTS_CHANNEL } from '@hookledger/core'
 import type { Trx } from './database.js'
 import { ledgerWrite } from './ledger-write.js'
 
-/** NOTIFY channel that wakes the fan-out loop (part of the database contract, in core). */
-export { EVENTS_CHANNEL }
-/** NOTIFY channel that wakes the delivery producer. */
-export const DELIVERIES_CHANNEL = 'hookledger_deliveries'
+/** The NOTIFY channels (database contract, in core): the default schema's names. */
+export { EVENTS_CHANNEL, DELIVERIES_CHANNEL }
+
+/**
+ * The channel of this install, computed in SQL from the schema the store's connections run in
+ * (their search_path is the install's schema): `eventsChannel(current_schema())` in core.
+ */
+export function channelSql(kind: 'events' | 'deliveries'): RawBuilder<string> {
+  const base = kind === 'events' ? EVENTS_CHANNEL : DELIVERIES_CHANNEL
+  return sql<string>`(case when current_schema() = ${DEFAULT_DB_SCHEMA} then ${base} else ${base} || '.' || current_schema() end)`
+}
 
 /** A validated thin event to store. */
 export interface EventToPublish {
@@ -45,6 +52,6 @@ export async function eventInsert(
       actor,
       payload: { type: event.type, subject: event.subject },
     },
-  ], notify: { channel: EVENTS_CHANNEL } })
+  ], notify: { channel: 'events' } })
   return { id: event.id, created: true }
 }

@@ -9,7 +9,6 @@ import {
 } from '@hookledger/core'
 import type { Db } from './database.js'
 import type { ThinEvent } from './delivery-claim.js'
-import { DELIVERIES_CHANNEL } from './event-publish.js'
 import { endpointsLockShared } from './endpoint-queue.js'
 import { ledgerWrite } from './ledger-write.js'
 
@@ -100,7 +99,7 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
         sql`update events set fanned_out_at = ${now}
           where (owner_id, id) in (select * from unnest(${events.map((e) => e.owner_id)}::text[], ${events.map((e) => e.id)}::text[]))`,
       ],
-      notify: { channel: DELIVERIES_CHANNEL, when: 'deliveries_inserted' },
+      notify: { channel: 'deliveries', when: 'deliveries_inserted' },
     })
     const inserted = written.insertedDeliveries
     return { events: events.length, enqueued: inserted.size }

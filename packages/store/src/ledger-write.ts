@@ -9,6 +9,7 @@ import {
 import { sql, type RawBuilder } from 'kysely'
 import type { Trx } from './database.js'
 import { ledgerInsertSql } from './ledger-append.js'
+import { channelSql } from './event-publish.js'
 import { DELIVERY_COLUMNS, ENDPOINT_COLUMNS, projectionDeleteSql, projectionInsertSql, projectionUpdateSql } from './projection-write.js'
 import { endpointQueueRefresh, endpointsWithMovedHeads, type QueueMerge } from './endpoint-queue.js'
 
@@ -49,7 +50,8 @@ export interface LedgerWrite {
    */
   readonly queueMerge?: QueueMerge
   /** NOTIFY on commit: always, or only when the write inserted deliveries. */
-  readonly notify?: { readonly channel: string; readonly when?: 'always' | 'deliveries_inserted' }
+  /** NOTIFY on commit, on this install's channel (channelSql): always, or only when the write inserted deliveries. */
+  readonly notify?: { readonly channel: 'events' | 'deliveries'; readonly when?: 'always' | 'deliveries_inserted' }
 }
 
 /** What a write changed. */
@@ -140,9 +142,9 @@ export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteRe
     ? sql``
     : notify.when === 'deliveries_inserted'
       ? deliveries.created.length > 0
-        ? sql`, (select pg_notify(${notify.channel}, '') where exists (select 1 from w_deliveries_created)) as notified`
+        ? sql`, (select pg_notify(${channelSql(notify.channel)}, '') where exists (select 1 from w_deliveries_created)) as notified`
         : sql``
-      : sql`, pg_notify(${notify.channel}, '') as notified`
+      : sql`, pg_notify(${channelSql(notify.channel)}, '') as notified`
   const result = await sql<{ inserted: string[] }>`
     ${withClause(append ? [sql`w_ledger as (${append})`] : [])}
     select ${inserted} as inserted ${notifySql}

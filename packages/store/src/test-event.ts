@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import { deliveryIdFor, fanoutEntries, type EndpointRow } from '@hookledger/core'
 import type { Trx } from './database.js'
 import type { CommandContext } from './endpoint-commands.js'
-import { DELIVERIES_CHANNEL, eventInsert, type EventToPublish } from './event-publish.js'
+import { eventInsert, type EventToPublish } from './event-publish.js'
 import { ledgerWrite } from './ledger-write.js'
 
 /**
@@ -29,7 +29,7 @@ export async function testEventSend(
     alongside: [
       sql`update events set fanned_out_at = ${ctx.now} where owner_id = ${ctx.owner_id} and id = ${event.id}`,
     ],
-    notify: { channel: DELIVERIES_CHANNEL },
+    notify: { channel: 'deliveries' },
   })
   return { event_id: event.id, delivery_id }
 }

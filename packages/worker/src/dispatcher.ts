@@ -9,10 +9,11 @@ import {
   type Logger,
   type SecretBox,
   type SnoozeBudget,
+  DEFAULT_DB_SCHEMA,
+  deliveriesChannel,
+  eventsChannel,
 } from '@hookledger/core'
 import {
-  DELIVERIES_CHANNEL,
-  EVENTS_CHANNEL,
   deliveryClaim,
   fanoutRun,
   type ClaimedDelivery,
@@ -45,6 +46,8 @@ export interface DispatcherOptions {
   readonly workerId: string
   readonly logger?: Logger
   readonly notifier?: Notifier
+  /** The database schema of this install: its NOTIFY channels are named after it (eventsChannel in core). */
+  readonly schema?: string
   readonly concurrency?: number
   readonly pollIntervalMs?: number
   readonly maintenanceIntervalMs?: number
@@ -160,11 +163,12 @@ export class Dispatcher {
   async start(): Promise<void> {
     if (this.#running) return
     this.#running = true
-    await this.#o.notifier?.listen(EVENTS_CHANNEL, () => {
+    const schema = this.#o.schema ?? DEFAULT_DB_SCHEMA
+    await this.#o.notifier?.listen(eventsChannel(schema), () => {
       this.#eventsHint = true
       this.nudge()
     })
-    await this.#o.notifier?.listen(DELIVERIES_CHANNEL, () => this.nudge())
+    await this.#o.notifier?.listen(deliveriesChannel(schema), () => this.nudge())
     this.#loop = this.#run()
     const every = this.#o.maintenanceIntervalMs ?? MAINTENANCE_INTERVAL_DEFAULT_MS
     const tick = () => {
