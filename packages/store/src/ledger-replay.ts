@@ -10,6 +10,12 @@
  * Memory stays bounded whatever the size of the ledger: one row of each side, the cursors'
  * batches, and the differences kept for the report (`maxDifferences`; all are counted).
  *
+ * It starts from the latest signed projection snapshot (ledger-snapshot.ts): its rows are a third
+ * stream, each row's fold starts from its snapshot state, only entries at or after the
+ * snapshot's position are read, and the snapshot rows are hashed on the way and checked
+ * against the digest their checkpoint signed (`snapshot.digestMatches`). `from: 'genesis'`
+ * folds every entry instead, while no history is archived.
+ *
  * The attempt history (`delivery_attempts`) is a view over the `delivery.attempted` entries:
  * it cannot differ from them, so it is not compared; its entries are counted (`attempts`).
  * The claim's queue heads (`endpoint_queue`) are a derived index of the two projections: each
