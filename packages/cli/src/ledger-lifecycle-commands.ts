@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
-import type { LedgerSigningKey } from '@hookledger/core'
-import { ArchiveError, archivedCheckpoint, ledgerArchive, ledgerSnapshotTake, SnapshotError, type Db } from '@hookledger/store'
+import type { ChainRow, LedgerSigningKey } from '@hookledger/core'
+import { ArchiveError, archivedCheckpoint, ledgerArchive, ledgerFileLines, ledgerSnapshotTake, SnapshotError, type Db } from '@hookledger/store'
 import type { CliIo } from './commands.js'
 import { INTACT, progress, TAMPERED, USAGE } from './ledger-chain-commands.js'
 
@@ -87,3 +87,44 @@ export async function ledgerArchiveCommand(
     throw err
   }
 }
+
+/**
+ * `ledger audit --file F [--delivery ID | --endpoint ID | --event ID] [--json]`: a history read
+ * from an export or archive file instead of the database (where archived history lives), no
+ * database needed. The file's rows are not verified here: `ledger verify --file F` does that.
+ * Entries come in position order; a retirement naming the delivery is among them.
+ */
+export async function ledgerAuditFileCommand(
+  io: CliIo,
+  args: { file: string; delivery?: string | undefined; endpoint?: string | undefined; event?: string | undefined; json?: boolean | undefined },
+): Promise<number> {
+  const wanted = [args.delivery, args.endpoint, args.event].filter((v) => v !== undefined)
+  if (wanted.length !== 1) {
+    io.err('name exactly one of --delivery, --endpoint or --event to read from the file')
+    return USAGE
+  }
+  const matches: ChainRow[] = []
+  try {
+    for await (const line of ledgerFileLines(args.file)) {
+      if (!line.includes('"type":"row"')) continue
+      const row = (JSON.parse(line) as { row: ChainRow }).row
+      const names =
+        (args.delivery !== undefined && (row.delivery_id === args.delivery || retires(row, args.delivery))) ||
+        (args.endpoint !== undefined && row.endpoint_id === args.endpoint) ||
+        (args.event !== undefined && row.event_id === args.event)
+      if (names) matches.push(row)
+    }
+  } catch (err) {
+    io.err(`cannot read ${args.file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+    return USAGE
+  }
+  matches.sort((a, b) => (BigInt(a.position) < BigInt(b.position) ? -1 : 1))
+  for (const r of matches) {
+    if (args.json) io.out(JSON.stringify(r))
+    else io.out(`${r.position}  ${r.occurred_at}  ${r.kind.padEnd(26)} ${r.actor.padEnd(24)} ${r.delivery_id ?? r.endpoint_id ?? r.event_id ?? ''}  ${JSON.stringify(r.payload)}`)
+  }
+  return INTACT
+}
+
+const retires = (row: ChainRow, delivery: string) =>
+  row.kind === 'deliveries.retired' && Array.isArray((row.payload as { delivery_ids?: unknown })?.delivery_ids) && (row.payload as { delivery_ids: string[] }).delivery_ids.includes(delivery)

@@ -23,6 +23,7 @@ const USAGE = `usage: hookledger <command>
   ledger archive --before SEQ [--out F] [--json]
                                               archive the checkpoints before SEQ to a file, drop their partitions
   ledger audit [--delivery ID|--endpoint ID|--event ID] [--limit N] [--json]
+  ledger audit --file F --delivery ID|--endpoint ID|--event ID   a history from an export or archive
   ledger checkpoint [--json]                  seal now: extend the hash chain, sign a checkpoint
   ledger verify [--full] [--chain-only] [--public-key K] [--json]
                                               chain + checkpoints + replay from the latest snapshot
@@ -92,6 +93,8 @@ async function ledgerCommand(io: CliIo, config: Config, sub: string | undefined,
     case 'replay':
       return withDatabase(config, ({ db }) => cli.ledgerReplayCommand(db, io, values))
     case 'audit':
+      // From an export or archive file: no database.
+      if (values.file !== undefined) return cli.ledgerAuditFileCommand(io, { ...values, file: values.file })
       return withDatabase(config, ({ db }) => cli.ledgerAuditCommand(db, io, values))
     case 'checkpoint':
       return withDatabase(config, ({ db, clock }) => cli.ledgerCheckpointCommand(db, io, { key: loadLedgerSigningKey(config), now: clock.now(), json: values.json }))
