@@ -9,7 +9,8 @@ import { sql } from 'kysely'
 import { fanoutRun } from '@hookledger/store'
 import { bulkCreateEndpoints, eventId, publish, replayClean } from './fixtures.js'
 import { freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
-import { OWNER, cfg, targets } from './settings.js'
+import { OWNER, STATS, cfg, targets } from './settings.js'
+import { resetStatements, topStatements } from './drain-diagnostics.js'
 import { median, round } from './util.js'
 
 export async function fanoutWideScenario({ env, progress }: ScenarioContext): Promise<ScenarioOutput> {
@@ -19,7 +20,11 @@ export async function fanoutWideScenario({ env, progress }: ScenarioContext): Pr
   try {
     progress.phase(`creating ${n.toLocaleString('en')} endpoints in SQL`)
     await bulkCreateEndpoints(env, db, { count: n, owner: OWNER, url: env.receiver.url('/wide') })
+    // Statistics as a running system has them (autovacuum would analyze the new rows within a
+    // minute, sooner or later in the run depending on how many databases it cycles through).
+    await sql`analyze`.execute(db)
     const runs: number[] = []
+    if (STATS) await resetStatements(db)
     progress.phase(`${cfg.fanoutRuns} fan-outs of one event to ${n.toLocaleString('en')} endpoints`)
     for (let r = 0; r < cfg.fanoutRuns; r++) {
       const id = eventId()
@@ -30,6 +35,7 @@ export async function fanoutWideScenario({ env, progress }: ScenarioContext): Pr
       const count = Number((await sql<{ n: string }>`select count(*) as n from deliveries where event_id = ${id}`.execute(db)).rows[0]!.n)
       if (fan.enqueued !== n || count !== n) throw new Error(`fan-out of ${id} enqueued ${fan.enqueued} (${count} rows), expected ${n}`)
     }
+    if (STATS) await topStatements(db)
     progress.phase('replay-verify')
     const replay = await replayClean(db, 'fan-out wide')
     const med = median(runs)

@@ -26,6 +26,7 @@ const FROZEN: Record<string, string> = {
   '0016_ledger_event_decisions_index.sql': 'b42993d3c8eade247068bbfa1ff88c38799da223ebb1ecca2015c219a103b4e3',
   '0017_ledger_endpoint_attempts_index.sql': '6c55e0d9db57d45d75006a054afe63a32fbb26fa1ad34c61c5024b4cebf3480d',
   '0018_ledger_snapshots_and_archive.sql': '9b85709070b9c0e1d1c8a84ac622f2a909444d195a343d047e019013394868d2',
+  '0019_ledger_guard_plans.sql': '5a88eef57ff2be49c049f6e55bdb0d45ff80ab8daa7de73c6c20c41c4f28826d',
 }
 
 describe('migrations', () => {

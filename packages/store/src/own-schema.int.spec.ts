@@ -121,7 +121,13 @@ describe('hookledger lives in a schema of its own', () => {
       where n.nspname = 'hookledger' order by 1
     `.execute(database.db)
     expect(pinned.rows.length).toBeGreaterThan(5)
-    for (const f of pinned.rows) expect(f.config, f.proname).toEqual(['search_path=hookledger'])
+    for (const f of pinned.rows) expect(f.config, f.proname).toContain('search_path=hookledger')
+    // The guards also plan without nested loops (migration 0019).
+    const guards = pinned.rows.filter((f) => f.proname.endsWith('_guard'))
+    expect(guards.map((f) => [f.proname, f.config])).toEqual([
+      ['hookledger_deliveries_guard', ['search_path=hookledger', 'enable_nestloop=off']],
+      ['hookledger_endpoints_guard', ['search_path=hookledger', 'enable_nestloop=off']],
+    ])
     await database.close()
   })
 })
