@@ -43,3 +43,25 @@ export async function maintenancePass(o: {
   if (partitionsCreated > 0) o.log.info({ created: partitionsCreated }, 'ledger:partitions_created')
   return { rescued, pruned, retired, purged }
 }
+
+/**
+ * Runs `pass` every `everyMs`, each time after the previous pass ended (passes never overlap),
+ * until stopped; a failed pass goes to `onError` and the next tick is its retry.
+ */
+export function scheduleMaintenance(everyMs: number, pass: () => Promise<unknown>, onError: (err: unknown) => void): { stop(): void } {
+  let timer: NodeJS.Timeout | null = null
+  let stopped = false
+  const tick = () => {
+    timer = setTimeout(async () => {
+      await pass().catch(onError)
+      if (!stopped) tick()
+    }, everyMs)
+  }
+  tick()
+  return {
+    stop() {
+      stopped = true
+      if (timer) clearTimeout(timer)
+    },
+  }
+}

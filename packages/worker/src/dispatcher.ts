@@ -22,7 +22,7 @@ import {
   type Notifier,
 } from '@hookledger/store'
 import { DatabaseHealth } from './database-health.js'
-import { maintenancePass, type MaintenanceReport } from './dispatcher-maintenance.js'
+import { maintenancePass, scheduleMaintenance, type MaintenanceReport } from './dispatcher-maintenance.js'
 import { silentObserver, type DispatcherObserver } from './dispatcher-observer.js'
 import { executeDelivery } from './delivery-executor.js'
 import { SettleBatcher } from './settle-batcher.js'
@@ -70,7 +70,6 @@ export interface DispatcherOptions {
   readonly observer?: DispatcherObserver
 }
 
-/** Counts of one maintenance pass. */
 /** Counts of one `runOnce` step. */
 export interface StepReport {
   fannedOut: number
@@ -103,8 +102,7 @@ export class Dispatcher {
   /** New events may be waiting: set by their NOTIFY, at start and by the fallback poll. */
   #eventsHint = true
   #lastFanout = 0
-  #maintenanceTimer: NodeJS.Timeout | null = null
-  #maintenanceFailures = 0
+  #maintenance: { stop(): void } | null = null
   readonly #health: DatabaseHealth
   readonly #observer: DispatcherObserver
   /** When the producer last finished a pass (performance.now()): readiness asks whether it is alive. */
@@ -170,21 +168,10 @@ export class Dispatcher {
     })
     await this.#o.notifier?.listen(deliveriesChannel(schema), () => this.nudge())
     this.#loop = this.#run()
-    const every = this.#o.maintenanceIntervalMs ?? MAINTENANCE_INTERVAL_DEFAULT_MS
-    const tick = () => {
-      this.#maintenanceTimer = setTimeout(async () => {
-        await this.maintenanceOnce().then(
-          () => (this.#maintenanceFailures = 0),
-          (err) => {
-            this.#maintenanceFailures++
-            // Through an outage the next tick is the retry; only other errors are logged each time.
-            if (this.#health.failed(err, 'maintenance') !== 'unavailable') this.#log.error({ err }, 'maintenance:error')
-          },
-        )
-        if (this.#running) tick()
-      }, every)
-    }
-    tick()
+    this.#maintenance = scheduleMaintenance(this.#o.maintenanceIntervalMs ?? MAINTENANCE_INTERVAL_DEFAULT_MS, () => this.maintenanceOnce(), (err) => {
+      // Through an outage the next tick is the retry; only other errors are logged each time.
+      if (this.#health.failed(err, 'maintenance') !== 'unavailable') this.#log.error({ err }, 'maintenance:error')
+    })
   }
 
   /** Wakes the producer early (NOTIFY, a freed slot). */
@@ -200,7 +187,7 @@ export class Dispatcher {
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
       this.#running = false
-      if (this.#maintenanceTimer) clearTimeout(this.#maintenanceTimer)
+      this.#maintenance?.stop()
       this.#wake?.()
       await this.#loop
       const grace = this.#o.shutdownGraceMs ?? SHUTDOWN_GRACE_DEFAULT_MS
@@ -397,5 +384,4 @@ export class Dispatcher {
       deliveryRetentionDays: this.#o.deliveryRetentionDays,
     })
   }
-
 }
