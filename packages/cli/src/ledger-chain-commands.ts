@@ -7,7 +7,7 @@ import {
   type LedgerReceipt,
   type LedgerSigningKey,
 } from '@hookledger/core'
-import { archivedThrough, ledgerChainVerify, ledgerFileLines, ledgerExport, ledgerReplayVerify, ledgerSeal, type ChainVerifyStart, type Db } from '@hookledger/store'
+import { ledgerFileLines, ledgerExport, ledgerSeal, ledgerVerify, type ChainVerifyStart, type Db } from '@hookledger/store'
 import { snapshotTamperedLine, type CliIo } from './commands.js'
 
 /** Exit codes of the ledger's evidence commands. */
@@ -93,12 +93,13 @@ export async function ledgerVerifyCommand(
   const open = await db()
   try {
     const tick = progress(io)
-    const from = args.full ? 'genesis' : 'snapshot'
-    const chain = await ledgerChainVerify(open.db, { publicKey, from, onProgress: (p) => tick(`chain: ${p.rows} rows, ${p.checkpoints} checkpoints`) })
-    const replayFrom = from === 'genesis' && (await archivedThrough(open.db)) === null ? 'genesis' : 'snapshot'
-    const replay = args['chain-only'] ? null : await ledgerReplayVerify(open.db, { from: replayFrom })
+    const { ok, chain, replay } = await ledgerVerify(open.db, {
+      publicKey,
+      full: args.full === true,
+      chainOnly: args['chain-only'] === true,
+      onProgress: (p) => tick(`chain: ${p.rows} rows, ${p.checkpoints} checkpoints`),
+    })
     const snapshotOk = replay?.snapshot?.digestMatches ?? true
-    const ok = chain.ok && (replay?.differencesTotal ?? 0) === 0 && snapshotOk
     if (args.json) io.out(JSON.stringify({ ok, chain, replay }))
     else {
       io.out(`chain: ${chain.rows} rows ${startText(chain.start, chain.headerOnly)}(${chain.sealedRows} sealed in ${chain.checkpoints - chain.headerOnly} checkpoints, ${chain.unsealedRows} not sealed yet) in ${chain.ms} ms`)

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { parseLedgerPublicKey } from '@hookledger/core'
-import { archivedThrough, latestSignedSnapshot, ledgerChainVerify, ledgerExport, ledgerReceipt, ledgerReplayVerify, ledgerSeal, ledgerSealState, ledgerSnapshotTake, SnapshotError, type LedgerExportLine } from '@hookledger/store'
+import { archivedThrough, latestSignedSnapshot, ledgerExport, ledgerReceipt, ledgerSeal, ledgerSealState, ledgerSnapshotTake, ledgerVerify, SnapshotError, type LedgerExportLine } from '@hookledger/store'
 import { invalidInput } from './op-input.js'
 import { notFound, OpError } from './op-error.js'
 import { ledgerEntrySchema } from './operator-ops.js'
@@ -113,14 +113,12 @@ export const ledgerVerifyOp = defineOp({
   }),
   async handler(ctx, input) {
     const publicKey = parseLedgerPublicKey(input.public_key ?? ctx.deps.ledgerKey.publicKey)
-    const from = input.full ? 'genesis' : 'snapshot'
-    const chain = await ledgerChainVerify(ctx.deps.db, { publicKey, from })
-    const replayFrom = from === 'genesis' && (await archivedThrough(ctx.deps.db)) === null ? 'genesis' : 'snapshot'
-    const replay = input.chain_only ? null : await ledgerReplayVerify(ctx.deps.db, { from: replayFrom })
+    const verdict = await ledgerVerify(ctx.deps.db, { publicKey, full: input.full, chainOnly: input.chain_only })
+    const { chain, replay } = verdict
     const replayDifferences = replay ? replay.differencesTotal : null
     const snapshot = replay?.snapshot ?? null
     return ok({
-      ok: chain.ok && (replayDifferences ?? 0) === 0 && (snapshot?.digestMatches ?? true),
+      ok: verdict.ok,
       rows: chain.rows,
       sealed_rows: chain.sealedRows,
       unsealed_rows: chain.unsealedRows,

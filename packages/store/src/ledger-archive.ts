@@ -22,7 +22,7 @@ import type { Db } from './database.js'
 import { ledgerExport } from './ledger-export.js'
 import { ledgerFileLines, ledgerFileWrite } from './ledger-file.js'
 import { ledgerPartitionsSealedThrough, ledgerRetention } from './ledger-partitions.js'
-import { ledgerSeal } from './ledger-seal.js'
+import { ledgerSealUntil } from './ledger-seal.js'
 import { ledgerSnapshotTake } from './ledger-snapshot.js'
 import { archivedCheckpoint, latestSignedSnapshot } from './ledger-snapshot-read.js'
 
@@ -76,11 +76,12 @@ export async function ledgerArchive(
   }
 
   const archive = await writeArchive(db, { ...params, after, through, started })
-  const { beforePosition } = await ledgerPartitionsSealedThrough(db, { last: target.last_tx_id ? { tx_id: target.last_tx_id, position: target.last_position! } : null, belowPosition: snapshot!.descriptor.before_position })
+  // The retention function drops exactly these (and refuses if one no longer qualifies).
+  const { beforePosition, partitions } = await ledgerPartitionsSealedThrough(db, {
+    last: target.last_tx_id ? { tx_id: target.last_tx_id, position: target.last_position! } : null,
+    belowPosition: snapshot!.descriptor.before_position,
+  })
   const rows = await ledgerRetention(db, { throughCheckpoint: through, beforePosition, archive, actor: params.actor, now: params.now() })
-  const partitions = Number(
-    (await sql<{ n: string }>`select (payload ->> 'partitions') as n from ledger where kind = 'ledger.retention' order by position desc limit 1`.execute(db)).rows[0]!.n,
-  )
   await sealRetentionEntry(db, params)
   return { archive, dropped: { rows, partitions, beforePosition }, snapshot: snapshot!.descriptor.seq, ms: Math.round(performance.now() - started) }
 }
@@ -139,14 +140,16 @@ async function writeArchive(
 
 /** Seals until the retention entry just appended is in a checkpoint (verification trusts only a sealed one). */
 async function sealRetentionEntry(db: Db, params: { key: LedgerSigningKey; now: () => Date }): Promise<void> {
-  const deadline = Date.now() + 30_000
-  for (let wait = 25; Date.now() < deadline; wait = Math.min(wait * 2, 1000)) {
-    await ledgerSeal(db, { key: params.key, now: params.now() })
-    const { rows } = await sql`
-      select 1 from ledger l, (select last_tx_id, last_position from ledger_checkpoints order by seq desc limit 1) c
-      where l.kind = 'ledger.retention' and (l.tx_id, l.position) > (c.last_tx_id, c.last_position) limit 1
-    `.execute(db)
-    if (rows.length === 0) return
-    await new Promise((resolve) => setTimeout(resolve, wait))
-  }
+  await ledgerSealUntil(db, {
+    key: params.key,
+    now: params.now,
+    withinMs: 30_000,
+    done: async () =>
+      (
+        await sql`
+          select 1 from ledger l, (select last_tx_id, last_position from ledger_checkpoints order by seq desc limit 1) c
+          where l.kind = 'ledger.retention' and (l.tx_id, l.position) > (c.last_tx_id, c.last_position) limit 1
+        `.execute(db)
+      ).rows.length === 0,
+  })
 }

@@ -8,6 +8,7 @@ import {
   type SealedLeaves,
 } from '@hookledger/core'
 import { sql, type RawBuilder } from 'kysely'
+import type { Trx } from './database.js'
 
 /**
  * How the chain reads ledger rows: every field as exact text (position and tx_id as decimals,
@@ -85,6 +86,16 @@ export function leavesOf(row: Pick<CheckpointRow, 'leaf_positions' | 'leaf_hashe
     hashes.push(new Uint8Array(row.leaf_hashes.subarray(i, i + MERKLE_HASH_BYTES)))
   }
   return { positions: row.leaf_positions, hashes }
+}
+
+/** The leaves one checkpoint sealed, read on their own (headers are read without them). */
+export async function checkpointLeaves(trx: Trx, seq: string): Promise<SealedLeaves> {
+  const row = (
+    await sql<Pick<CheckpointRow, 'leaf_positions' | 'leaf_hashes'>>`
+      select leaf_positions::text[] as leaf_positions, leaf_hashes from ledger_checkpoints where seq = ${seq}::bigint
+    `.execute(trx)
+  ).rows[0]!
+  return leavesOf(row)
 }
 
 /** Where the chain stands before the first checkpoint. */

@@ -8,9 +8,8 @@ import {
   chainAfter,
   checkpointOf,
   compareChainKeys,
-  leavesOf,
+  checkpointLeaves,
   type CheckpointHeaderRow,
-  type CheckpointRow,
 } from './ledger-chain-rows.js'
 import { archivedThrough, latestSignedSnapshot } from './ledger-snapshot-read.js'
 
@@ -65,12 +64,7 @@ export async function ledgerChainVerify(
       const lasts = headers.map((cp) => checkpointOf(cp).last)
       const pushNext = async () => {
         const header = headers[next]!
-        const leaves = (
-          await sql<Pick<CheckpointRow, 'leaf_positions' | 'leaf_hashes'>>`
-            select leaf_positions::text[] as leaf_positions, leaf_hashes from ledger_checkpoints where seq = ${header.seq}::bigint
-          `.execute(trx)
-        ).rows[0]!
-        verifier.pushCheckpoint(checkpointOf(header), leavesOf(leaves))
+        verifier.pushCheckpoint(checkpointOf(header), await checkpointLeaves(trx, header.seq))
         next++
       }
       // Push checkpoints until the newest pushed one's range holds the row (rows past the last

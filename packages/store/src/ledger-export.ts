@@ -1,7 +1,7 @@
 import type { ChainRow, LedgerCheckpoint } from '@hookledger/core'
 import { sql } from 'kysely'
 import type { Db } from './database.js'
-import { CHAIN_ROW_COLUMNS, CHECKPOINT_HEADER_COLUMNS, chainAfter, checkpointOf, compareChainKeys, leavesOf, type CheckpointHeaderRow, type CheckpointRow } from './ledger-chain-rows.js'
+import { CHAIN_ROW_COLUMNS, CHECKPOINT_HEADER_COLUMNS, chainAfter, checkpointLeaves, checkpointOf, compareChainKeys, type CheckpointHeaderRow } from './ledger-chain-rows.js'
 import { cursorRows } from './server-cursor.js'
 import { archivedThrough } from './ledger-snapshot-read.js'
 
@@ -86,13 +86,7 @@ export async function ledgerExport(
         order by ledger.tx_id, ledger.position
       `
       const writeCheckpoint = async (cp: CheckpointHeaderRow) => {
-        const leaves = leavesOf(
-          (
-            await sql<Pick<CheckpointRow, 'leaf_positions' | 'leaf_hashes'>>`
-              select leaf_positions::text[] as leaf_positions, leaf_hashes from ledger_checkpoints where seq = ${cp.seq}::bigint
-            `.execute(trx)
-          ).rows[0]!,
-        )
+        const leaves = await checkpointLeaves(trx, cp.seq)
         await params.onLine({
           type: 'checkpoint',
           checkpoint: checkpointOf(cp),

@@ -100,6 +100,25 @@ export async function ledgerSeal(db: Db, params: { key: LedgerSigningKey; now: D
 }
 
 /**
+ * Seals, then asks `done()`, until it holds or `withinMs` has passed (at least one seal), backing
+ * off 25 ms doubling to 1 s: for what waits on a checkpoint — a snapshot's signature, a
+ * retention entry — while the rows below it may be held back by the horizon. Whether `done()`
+ * held.
+ */
+export async function ledgerSealUntil(
+  db: Db,
+  params: { key: LedgerSigningKey; now: () => Date; withinMs: number; maxRows?: number; done: () => Promise<boolean> },
+): Promise<boolean> {
+  const deadline = Date.now() + params.withinMs
+  for (let wait = 25; ; wait = Math.min(wait * 2, 1000)) {
+    await ledgerSeal(db, { key: params.key, now: params.now(), ...(params.maxRows !== undefined ? { maxRows: params.maxRows } : {}) })
+    if (await params.done()) return true
+    if (Date.now() >= deadline) return false
+    await new Promise((resolve) => setTimeout(resolve, wait))
+  }
+}
+
+/**
  * The oldest snapshot no checkpoint has signed yet, if a checkpoint ending at `last` would seal
  * every row below its position (rows below it may have later tx_ids than rows above it, so
  * they can still be waiting behind the horizon).

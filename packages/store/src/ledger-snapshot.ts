@@ -18,7 +18,7 @@ import { ledgerChainVerify } from './ledger-chain-verify.js'
 import { DeliveryFold, EndpointFold, deliveryEntries, endpointEntries, problemReporter, retiredDeliveryEntries, type PositionRange } from './ledger-fold-sources.js'
 import { RowJsonCodec, RowJsonError, type RowJson } from './ledger-replay-row-json.js'
 import { DifferenceSink, foldTable, type ReplayCounters } from './ledger-replay-stream.js'
-import { ledgerSeal } from './ledger-seal.js'
+import { ledgerSealUntil } from './ledger-seal.js'
 import { latestSignedSnapshot, snapshotStartRows, type SignedSnapshot } from './ledger-snapshot-read.js'
 import { BufferGauge } from './server-cursor.js'
 
@@ -208,18 +208,23 @@ async function foldSnapshot(
 
 /** Seals until a checkpoint carries snapshot `seq`; rows below its cut may still wait behind the horizon. */
 async function waitForSignature(db: Db, seq: number, params: { key: LedgerSigningKey; now: () => Date; signWithinMs?: number }): Promise<number> {
-  const deadline = Date.now() + (params.signWithinMs ?? 30_000)
-  for (let wait = 25; ; wait = Math.min(wait * 2, 1000)) {
-    await ledgerSeal(db, { key: params.key, now: params.now() })
-    const signed = (
-      await sql<{ seq: string }>`select seq::text from ledger_checkpoints where snapshot is not null and (snapshot ->> 'seq')::bigint = ${seq}::bigint`.execute(db)
-    ).rows[0]
-    if (signed) return Number(signed.seq)
-    if (Date.now() >= deadline) {
-      throw new SnapshotError('snapshot_unsigned', `snapshot ${seq} is stored, but no checkpoint could seal every row below its position yet: a long transaction holds the sealing horizon back; the sealer signs it when it ends`)
-    }
-    await new Promise((resolve) => setTimeout(resolve, wait))
+  let signedBy: number | null = null
+  const signed = await ledgerSealUntil(db, {
+    key: params.key,
+    now: params.now,
+    withinMs: params.signWithinMs ?? 30_000,
+    done: async () => {
+      const row = (
+        await sql<{ seq: string }>`select seq::text from ledger_checkpoints where snapshot is not null and (snapshot ->> 'seq')::bigint = ${seq}::bigint`.execute(db)
+      ).rows[0]
+      signedBy = row ? Number(row.seq) : null
+      return signedBy !== null
+    },
+  })
+  if (!signed || signedBy === null) {
+    throw new SnapshotError('snapshot_unsigned', `snapshot ${seq} is stored, but no checkpoint could seal every row below its position yet: a long transaction holds the sealing horizon back; the sealer signs it when it ends`)
   }
+  return signedBy
 }
 
 /** Rows per stored chunk: big enough to compress well, small enough to stream. */
