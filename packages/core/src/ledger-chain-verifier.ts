@@ -6,6 +6,7 @@ import {
   ledgerKeyId,
   verifyCheckpointSignature,
 } from './ledger-checkpoint.js'
+import { type LedgerKeyHandOver, ledgerKeysTrustedFrom, type TrustedLedgerKey } from './ledger-key-rotation.js'
 import {
   CHAIN_GENESIS,
   type ChainRow,
@@ -69,6 +70,11 @@ export interface ChainVerification {
 export interface LedgerChainVerifierOptions {
   /** Raw 32-byte Ed25519 public key (parseLedgerPublicKey). */
   readonly publicKey: Uint8Array
+  /**
+   * Verified hand-overs (ledger-key-rotation.ts): a checkpoint signed by a key they lead to from
+   * `publicKey` verifies too, unless a checkpoint before it was signed by a later key already.
+   */
+  readonly handOvers?: readonly LedgerKeyHandOver[]
   /** Findings kept in full (default 1000); the rest are only counted. */
   readonly maxProblems?: number
 }
@@ -96,7 +102,8 @@ const DEFAULT_MAX_PROBLEMS = 1000
  * Unsealed rows followed by another checkpoint are out of place: one `order_changed` says so.
  *
  * Per checkpoint, when it arrives:
- * - the signature, by the configured key (`checkpoint_signature_bad`);
+ * - the signature, by the configured key or one it handed over to, never by a key after its
+ *   successor signed a checkpoint (`checkpoint_signature_bad`);
  * - seq is one more than the previous one's and prev_checkpoint_hash is the previous one's
  *   hash, or 1 and 64 zeros for the first (`checkpoint_sequence_broken`);
  * - the sealed leaves hash to merkle_root, there are `count` of them with distinct positions,
@@ -122,8 +129,11 @@ const DEFAULT_MAX_PROBLEMS = 1000
  * throws.
  */
 export class LedgerChainVerifier {
-  readonly #publicKey: Uint8Array
   readonly #keyId: string
+  readonly #trusted: ReadonlyMap<string, TrustedLedgerKey>
+  readonly #rotated: boolean
+  /** The latest key generation a checkpoint was signed with: an earlier key signs no more after it. */
+  #generation = 0
   readonly #maxProblems: number
   readonly #problems: ChainProblem[] = []
   #problemsOmitted = 0
@@ -142,15 +152,16 @@ export class LedgerChainVerifier {
   #result: ChainVerification | null = null
 
   constructor(options: LedgerChainVerifierOptions) {
-    const { publicKey, maxProblems = DEFAULT_MAX_PROBLEMS } = options
+    const { publicKey, handOvers = [], maxProblems = DEFAULT_MAX_PROBLEMS } = options
     if (!(publicKey instanceof Uint8Array) || publicKey.length !== 32) {
       throw new Error('ledger public key must be 32 raw bytes (see parseLedgerPublicKey)')
     }
     if (!Number.isSafeInteger(maxProblems) || maxProblems < 0) {
       throw new Error('maxProblems must be a non-negative integer')
     }
-    this.#publicKey = Uint8Array.from(publicKey)
-    this.#keyId = ledgerKeyId(this.#publicKey)
+    this.#keyId = ledgerKeyId(publicKey)
+    this.#trusted = ledgerKeysTrustedFrom(publicKey, handOvers)
+    this.#rotated = this.#trusted.size > 1
     this.#maxProblems = maxProblems
   }
 
@@ -166,7 +177,7 @@ export class LedgerChainVerifier {
       throw new Error('the anchor checkpoint must be pushed first')
     }
     const seq: number | null = Number.isSafeInteger(cp.seq) ? cp.seq : null
-    if (!verifyCheckpointSignature(cp, this.#publicKey)) {
+    if (this.#signatureProblem(cp) !== null) {
       this.#report({ kind: 'checkpoint_signature_bad', position: null, checkpoint: seq, detail: 'the anchor checkpoint\'s signature does not verify' })
     }
     let hash: string | null = null
@@ -235,16 +246,9 @@ export class LedgerChainVerifier {
       altered.push(`malformed: ${messageOf(error)}`)
     }
 
-    if (!verifyCheckpointSignature(cp, this.#publicKey)) {
-      this.#report({
-        kind: 'checkpoint_signature_bad',
-        position: null,
-        checkpoint: seq,
-        detail:
-          cp.key_id === this.#keyId
-            ? 'the signature does not verify'
-            : `signed as key ${String(cp.key_id)}, not by the key verifying (${this.#keyId})`,
-      })
+    const signatureProblem = this.#signatureProblem(cp)
+    if (signatureProblem !== null) {
+      this.#report({ kind: 'checkpoint_signature_bad', position: null, checkpoint: seq, detail: signatureProblem })
     }
 
     const expectedSeq = previous === null ? 1 : previous.seq + 1
@@ -273,6 +277,21 @@ export class LedgerChainVerifier {
       })
     }
     return { previous, seq, hash, altered, expectedSeq, inSequence: broken.length === 0 }
+  }
+
+  /** Why `cp`'s signature is not good evidence, or null: by a trusted key, and not one retired before it. */
+  #signatureProblem(cp: LedgerCheckpoint): string | null {
+    const key = typeof cp.key_id === 'string' ? this.#trusted.get(cp.key_id) : undefined
+    if (key === undefined) {
+      return this.#rotated
+        ? `signed as key ${String(cp.key_id)}, neither the key verifying (${this.#keyId}) nor one it handed over to`
+        : `signed as key ${String(cp.key_id)}, not by the key verifying (${this.#keyId})`
+    }
+    if (!verifyCheckpointSignature(cp, key.publicKey)) return 'the signature does not verify'
+    // A retired key signing after its successor did is what a thief of the old key would do.
+    if (key.generation < this.#generation) return `signed by key ${cp.key_id} after it had handed over (a checkpoint before this one was signed by its successor)`
+    this.#generation = key.generation
+    return null
   }
 
   #reportAltered(seq: number | null, altered: string[]): void {

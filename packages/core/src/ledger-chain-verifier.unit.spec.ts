@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import {
   type ChainVerification,
   LedgerChainVerifier,
+  type LedgerChainVerifierOptions,
   type SealedLeaves,
 } from './ledger-chain-verifier.js'
 import {
@@ -10,8 +11,10 @@ import {
   type LedgerCheckpoint,
   parseLedgerPublicKey,
   parseLedgerSigningKey,
+  type LedgerSigningKey,
   signCheckpoint,
 } from './ledger-checkpoint.js'
+import { signKeyRotation, verifiedHandOvers } from './ledger-key-rotation.js'
 import { CHAIN_GENESIS, chainNext, type ChainRow, ledgerLeafHash } from './ledger-row-encoding.js'
 import { merkleRoot } from './merkle-tree.js'
 
@@ -63,7 +66,7 @@ const ROWS: readonly ChainRow[] = [
 const SIZES = [4, 5, 0, 3]
 
 /** What the database side's sealer does, written out plainly; `tweak` plays a faulty one. */
-function seal(rows: readonly ChainRow[], sizes: readonly number[], tweak?: (fields: Fields) => Fields): Sealed[] {
+function seal(rows: readonly ChainRow[], sizes: readonly number[], tweak?: (fields: Fields) => Fields, keyOf: (seq: number) => LedgerSigningKey = () => KEY): Sealed[] {
   const sealed: Sealed[] = []
   let head = CHAIN_GENESIS
   let prev = CHECKPOINT_GENESIS_HASH
@@ -88,7 +91,7 @@ function seal(rows: readonly ChainRow[], sizes: readonly number[], tweak?: (fiel
       prev_checkpoint_hash: prev,
       created_at: `2026-12-01T10:0${i}:00.000Z`,
     }
-    const cp = signCheckpoint(KEY, tweak?.(fields) ?? fields)
+    const cp = signCheckpoint(keyOf(i + 1), tweak?.(fields) ?? fields)
     prev = checkpointHash(cp)
     sealed.push({ cp, leaves: { positions: group.map((r) => r.position), hashes } })
   })
@@ -101,7 +104,7 @@ const SEALED = seal(ROWS, SIZES)
 function verifyLikeDatabase(
   rows: readonly ChainRow[],
   sealed: readonly Sealed[] = SEALED,
-  options: { maxProblems?: number } = {},
+  options: Omit<Partial<LedgerChainVerifierOptions>, 'publicKey'> & { publicKey?: Uint8Array } = {},
 ): ChainVerification {
   const verifier = new LedgerChainVerifier({ publicKey: PUBLIC, ...options })
   const ordered = [...rows].sort(byChainKey)
@@ -524,5 +527,45 @@ describe('LedgerChainVerifier: checkpoints checked as headers only (archived, or
     const verifier = new LedgerChainVerifier({ publicKey: PUBLIC })
     verifier.pushCheckpoint(SEALED[0]!.cp, SEALED[0]!.leaves)
     expect(() => verifier.pushHeader(SEALED[1]!.cp)).toThrow('headers come before every checkpoint pushed with its rows')
+  })
+})
+
+describe('LedgerChainVerifier: checkpoints across a key rotation', () => {
+  const NEXT_KEY = parseLedgerSigningKey(`hlsk_${Buffer.alloc(32, 13).toString('base64url')}`)
+  const LATER_KEY = parseLedgerSigningKey(`hlsk_${Buffer.alloc(32, 14).toString('base64url')}`)
+  const handOvers = (...records: ReturnType<typeof signKeyRotation>[]) => verifiedHandOvers(records).handOvers
+  const TO_NEXT = handOvers(signKeyRotation(KEY, NEXT_KEY, new Date('2026-12-01T10:01:30.000Z')))
+  const keys = (...byCheckpoint: LedgerSigningKey[]) => (seq: number) => byCheckpoint[seq - 1] as LedgerSigningKey
+
+  it.each<[string, (seq: number) => LedgerSigningKey, Partial<LedgerChainVerifierOptions>, (readonly [string, string | null, number | null])[]]>([
+    ['the old key, then the one it handed over to: intact', keys(KEY, KEY, NEXT_KEY, NEXT_KEY), { handOvers: TO_NEXT }, []],
+    ['every checkpoint by the successor: intact', keys(NEXT_KEY, NEXT_KEY, NEXT_KEY, NEXT_KEY), { handOvers: TO_NEXT }, []],
+    ['the successor without the hand-over: its checkpoints are foreign', keys(KEY, KEY, NEXT_KEY, NEXT_KEY), {}, [['checkpoint_signature_bad', null, 3], ['checkpoint_signature_bad', null, 4]]],
+    [
+      'a chain of two hand-overs',
+      keys(KEY, NEXT_KEY, LATER_KEY, LATER_KEY),
+      { handOvers: handOvers(signKeyRotation(KEY, NEXT_KEY, new Date()), signKeyRotation(NEXT_KEY, LATER_KEY, new Date())) },
+      [],
+    ],
+    ['the old key signing again after its successor did: refused', keys(KEY, NEXT_KEY, KEY, NEXT_KEY), { handOvers: TO_NEXT }, [['checkpoint_signature_bad', null, 3]]],
+    ['trusting the successor does not vouch for the old key (trust flows forward)', keys(KEY, KEY, NEXT_KEY, NEXT_KEY), { handOvers: TO_NEXT, publicKey: parseLedgerPublicKey(NEXT_KEY.publicKey) }, [['checkpoint_signature_bad', null, 1], ['checkpoint_signature_bad', null, 2]]],
+    [
+      'a hand-over from a key nobody trusts passes nothing on',
+      keys(KEY, KEY, LATER_KEY, LATER_KEY),
+      { handOvers: handOvers(signKeyRotation(OTHER_KEY, LATER_KEY, new Date())) },
+      [['checkpoint_signature_bad', null, 3], ['checkpoint_signature_bad', null, 4]],
+    ],
+  ])('%s', (_name, keyOf, options, expected) => {
+    expect(findings(verifyLikeDatabase(ROWS, seal(ROWS, SIZES, undefined, keyOf), options))).toEqual(expected)
+  })
+
+  it('says why a checkpoint of a retired key is refused', () => {
+    const result = verifyLikeDatabase(ROWS, seal(ROWS, SIZES, undefined, keys(KEY, NEXT_KEY, KEY, NEXT_KEY)), { handOvers: TO_NEXT })
+    expect(result.problems[0]?.detail).toBe(`signed by key ${KEY.keyId} after it had handed over (a checkpoint before this one was signed by its successor)`)
+  })
+
+  it('names the key verifying when a checkpoint\'s key is none it leads to', () => {
+    const result = verifyLikeDatabase(ROWS, seal(ROWS, SIZES, undefined, keys(KEY, KEY, OTHER_KEY, KEY)), { handOvers: TO_NEXT })
+    expect(result.problems[0]?.detail).toBe(`signed as key ${OTHER_KEY.keyId}, neither the key verifying (${KEY.keyId}) nor one it handed over to`)
   })
 })

@@ -174,8 +174,28 @@ export function signCheckpoint(
   cp: Omit<LedgerCheckpoint, 'signature' | 'key_id'>,
 ): LedgerCheckpoint {
   const unsigned = signedFields({ ...cp, key_id: key.keyId })
-  const signature = sign(null, checkpointMessage(unsigned), key.privateKey).toString('base64')
-  return { ...unsigned, signature }
+  return { ...unsigned, signature: signLedgerMessage(key, checkpointMessage(unsigned)) }
+}
+
+/** Standard base64 of the Ed25519 signature of `message` by `key` (checkpoints, key hand-overs). */
+export function signLedgerMessage(key: LedgerSigningKey, message: Uint8Array): string {
+  return sign(null, message, key.privateKey).toString('base64')
+}
+
+/**
+ * Whether `signature` (standard base64) is `publicKey`'s (raw 32 bytes) Ed25519 signature of
+ * `message`. False, never a throw, on anything malformed.
+ */
+export function verifyLedgerSignature(message: Uint8Array, signature: unknown, publicKey: Uint8Array): boolean {
+  try {
+    if (!(publicKey instanceof Uint8Array) || publicKey.length !== ED25519_BYTES) return false
+    const bytes = decodeSignature(signature)
+    if (bytes === null) return false
+    const key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' })
+    return verify(null, message, key, bytes)
+  } catch {
+    return false
+  }
 }
 
 /**
@@ -186,14 +206,7 @@ export function verifyCheckpointSignature(cp: LedgerCheckpoint, publicKey: Uint8
   try {
     if (!(publicKey instanceof Uint8Array) || publicKey.length !== ED25519_BYTES) return false
     if (cp.key_id !== ledgerKeyId(publicKey)) return false
-    const signature = decodeSignature(cp.signature)
-    if (signature === null) return false
-    const key = createPublicKey({
-      key: Buffer.concat([SPKI_PREFIX, publicKey]),
-      format: 'der',
-      type: 'spki',
-    })
-    return verify(null, checkpointMessage(cp), key, signature)
+    return verifyLedgerSignature(checkpointMessage(cp), cp.signature, publicKey)
   } catch {
     return false
   }

@@ -1,4 +1,4 @@
-import { LedgerChainVerifier, type ChainVerification } from './ledger-chain-verifier.js'
+import { LedgerChainVerifier, type ChainVerification, type LedgerChainVerifierOptions } from './ledger-chain-verifier.js'
 
 /**
  * Verifies a ledger export (JSON lines, as `ledger export` writes them) with the public key
@@ -12,7 +12,7 @@ export class LedgerExportVerifier {
   #line = 0
   #sawHeader = false
 
-  constructor(options: { publicKey: Uint8Array; maxProblems?: number }) {
+  constructor(options: LedgerChainVerifierOptions) {
     this.#chain = new LedgerChainVerifier(options)
   }
 
