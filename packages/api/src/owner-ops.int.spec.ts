@@ -541,7 +541,7 @@ describe('events.publish and the catalog', () => {
       select kind, payload from ledger where event_id = 'evt_internal' order by position
     `.execute(h.db)
     expect(audit.rows).toEqual([
-      { kind: 'event.published', payload: { type: 'cache.flushed', subject: 'cache://all' } },
+      { kind: 'event.published', payload: { type: 'cache.flushed', subject: 'cache://all', data_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) } },
       {
         kind: 'fanout.decided',
         payload: { type: 'cache.flushed', matched: [], denied: [], skipped_internal: true },

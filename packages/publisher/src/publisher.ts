@@ -52,14 +52,22 @@ export function createPublisher(options: PublisherOptions = {}): Publisher {
     const prepared = events.map((e, i) => eventPrepare(catalog, e, events.length === 1 ? undefined : i))
     const { unique, indexOf } = withinBatch(prepared)
     if (unique.length === 0) return []
-    const [row] = await run<{ outcomes: [number, boolean, boolean | null][] }>(insert, [eventsJson(unique), opts.now?.toISOString() ?? null, opts.actor ?? actor])
-    const outcomes = row!.outcomes
-    // Ids stored by a transaction that committed after this statement began: compare afresh.
-    const unseen = outcomes.filter(([, created, same]) => !created && same === null)
-    const sameOf = new Map(outcomes.map(([n, , same]) => [n, same]))
-    if (unseen.length > 0) {
-      for (const r of await run<{ n: string; same: boolean | null }>(compare, [eventsJson(unique)])) sameOf.set(Number(r.n), r.same)
+    // One call per owner (each write function touches one owner's rows); outcomes keep the batch's order.
+    const outcomes: [number, boolean, boolean | null][] = []
+    const sameOf = new Map<number, boolean | null>()
+    for (const [owner, members] of groupByOwner(unique)) {
+      const json = eventsJson(members.map((m) => m.event))
+      const [row] = await run<{ outcomes: [number, boolean, boolean | null][] }>(insert, [owner, json, opts.now?.toISOString() ?? null, opts.actor ?? actor])
+      const answered = row!.outcomes.map(([k, created, same]) => [members[k - 1]!.n, created, same] as [number, boolean, boolean | null])
+      outcomes.push(...answered)
+      for (const [n, , same] of answered) sameOf.set(n, same)
+      // Ids stored by a transaction that committed after this call began: compare afresh.
+      if (answered.some(([, created, same]) => !created && same === null)) {
+        const [again] = await run<{ outcomes: [number, boolean | null][] }>(compare, [owner, json])
+        for (const [k, same] of again!.outcomes) sameOf.set(members[k - 1]!.n, same)
+      }
     }
+    outcomes.sort((a, b) => a[0] - b[0])
     for (const [n, created] of outcomes) {
       if (!created && sameOf.get(n) !== true) {
         const event = unique[n - 1]!
@@ -82,6 +90,17 @@ export function createPublisher(options: PublisherOptions = {}): Publisher {
     publish: async (trx, event) => (await publishEvents(trx, [event]))[0]!.id,
     publishMany: async (trx, events) => (await publishEvents(trx, events)).map((o) => o.id),
   }
+}
+
+/** The batch's events by owner, each with its 1-based place in the batch. */
+function groupByOwner(events: readonly PreparedEvent[]): Map<string, { n: number; event: PreparedEvent }[]> {
+  const groups = new Map<string, { n: number; event: PreparedEvent }[]>()
+  events.forEach((event, i) => {
+    const list = groups.get(event.owner_id)
+    if (list) list.push({ n: i + 1, event })
+    else groups.set(event.owner_id, [{ n: i + 1, event }])
+  })
+  return groups
 }
 
 /**

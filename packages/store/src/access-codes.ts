@@ -33,36 +33,28 @@ export async function accessCodePut(
   input: AccessCodeInput,
 ): Promise<{ row: AccessCodeRow; created: boolean } | 'revoked'> {
   return db.transaction().execute(async (trx) => {
-    const res = await sql<AccessCodeRow & { created: boolean }>`
-      insert into access_codes as c
-        (owner_id, id, role_globs, deny_globs, reads_published_slice, expires_at, revoked_at,
-         created_at, updated_at)
-      values (${ctx.owner_id}, ${input.id}, ${[...input.role_globs]}::text[],
-              ${[...input.deny_globs]}::text[], ${input.reads_published_slice}, ${input.expires_at},
-              null, ${ctx.now}, ${ctx.now})
-      on conflict (owner_id, id) do update set
-        role_globs = excluded.role_globs, deny_globs = excluded.deny_globs,
-        reads_published_slice = excluded.reads_published_slice, expires_at = excluded.expires_at,
-        updated_at = excluded.updated_at
-      where c.revoked_at is null
-      returning c.*, (xmax = 0) as created
-    `.execute(trx)
-    const row = res.rows[0]
-    if (!row) return 'revoked'
-    const { created, ...code } = row
+    // The row follows from the entry (hookledger_write): read what is there, then write the entry.
+    const existing = (
+      await sql<{ revoked_at: Date | null }>`
+        select revoked_at from access_codes where owner_id = ${ctx.owner_id} and id = ${input.id} for update
+      `.execute(trx)
+    ).rows[0]
+    if (existing && existing.revoked_at !== null) return 'revoked'
+    const created = existing === undefined
     await ledgerWrite(trx, {
       entries: [
         securityEntry('access_code.put', ctx, {
-          access_code_id: code.id,
-          role_globs: [...code.role_globs],
-          deny_globs: [...code.deny_globs],
-          reads_published_slice: code.reads_published_slice,
-          expires_at: code.expires_at ? code.expires_at.toISOString() : null,
+          access_code_id: input.id,
+          role_globs: [...input.role_globs],
+          deny_globs: [...input.deny_globs],
+          reads_published_slice: input.reads_published_slice,
+          expires_at: input.expires_at ? input.expires_at.toISOString() : null,
           created,
         }),
       ],
-  })
-  return { row: code, created }
+    })
+    const code = (await sql<AccessCodeRow>`select * from access_codes where owner_id = ${ctx.owner_id} and id = ${input.id}`.execute(trx)).rows[0]!
+    return { row: code, created }
   })
 }
 
@@ -73,19 +65,13 @@ export async function accessCodeRevoke(
   id: string,
 ): Promise<AccessCodeRow | null> {
   return db.transaction().execute(async (trx) => {
-    const res = await sql<AccessCodeRow & { was_live: boolean }>`
-      update access_codes set
-        revoked_at = coalesce(revoked_at, ${ctx.now}),
-        updated_at = case when revoked_at is null then ${ctx.now} else updated_at end
-      where owner_id = ${ctx.owner_id} and id = ${id}
-      returning *, (select revoked_at is null from access_codes o where o.owner_id = access_codes.owner_id and o.id = access_codes.id) as was_live
-    `.execute(trx)
-    const found = res.rows[0]
+    const found = (
+      await sql<{ revoked_at: Date | null }>`select revoked_at from access_codes where owner_id = ${ctx.owner_id} and id = ${id} for update`.execute(trx)
+    ).rows[0]
     if (!found) return null
-    const { was_live, ...row } = found
     // Only the first revocation is a change worth an entry.
-    if (was_live) await ledgerWrite(trx, { entries: [securityEntry('access_code.revoked', ctx, { access_code_id: id })] })
-    return row
+    if (found.revoked_at === null) await ledgerWrite(trx, { entries: [securityEntry('access_code.revoked', ctx, { access_code_id: id })] })
+    return (await sql<AccessCodeRow>`select * from access_codes where owner_id = ${ctx.owner_id} and id = ${id}`.execute(trx)).rows[0]!
   })
 }
 

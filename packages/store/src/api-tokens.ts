@@ -25,12 +25,10 @@ export async function apiTokenCreate(
   const token = `hl_${randomBytes(32).toString('base64url')}`
   const label = params.label ?? ''
   await db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('api_tokens')
-      .values({ id, owner_id: params.owner_id, scopes: [...params.scopes], token_hash: hash(token), label, created_at: params.now, revoked_at: null })
-      .execute()
+    // The row follows from the entry (hookledger_write); the hash travels beside it, never in the ledger.
     await ledgerWrite(trx, {
       entries: [securityEntry('token.issued', params, { token_id: id, scopes: [...params.scopes], label })],
+      tokenHashes: { [id]: Buffer.from(hash(token)).toString('hex') },
     })
   })
   return { id, token }
@@ -62,8 +60,7 @@ export async function apiTokenList(db: Db, params: { owner_id?: string }) {
 export async function apiTokenRevoke(db: Db, params: { id: string; now: Date; actor?: string }): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const res = await sql<{ owner_id: string }>`
-      update api_tokens set revoked_at = ${params.now} where id = ${params.id}::uuid and revoked_at is null
-      returning owner_id
+      select owner_id from api_tokens where id = ${params.id}::uuid and revoked_at is null for update
     `.execute(trx)
     const row = res.rows[0]
     if (!row) return false

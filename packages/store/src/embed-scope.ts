@@ -35,16 +35,9 @@ export async function embedPut(
     ).rows[0]
     if (!code) return 'unknown_access_code'
     if (code.revoked_at !== null) return 'access_code_revoked'
-    const res = await sql<EmbedRow & { created: boolean }>`
-      insert into embeds as e (owner_id, id, access_code_id, deleted_at, created_at, updated_at)
-      values (${ctx.owner_id}, ${input.id}, ${input.access_code_id}, null, ${ctx.now}, ${ctx.now})
-      on conflict (owner_id, id) do update set
-        access_code_id = excluded.access_code_id, deleted_at = null,
-        updated_at = excluded.updated_at
-      returning e.*, (xmax = 0) as created
-    `.execute(trx)
-    const { created, ...row } = res.rows[0]!
-    await ledgerWrite(trx, { entries: [securityEntry('embed.put', ctx, { embed_id: row.id, access_code_id: row.access_code_id, created })] })
+    const created = (await sql`select 1 from embeds where owner_id = ${ctx.owner_id} and id = ${input.id} for update`.execute(trx)).rows.length === 0
+    await ledgerWrite(trx, { entries: [securityEntry('embed.put', ctx, { embed_id: input.id, access_code_id: input.access_code_id, created })] })
+    const row = (await sql<EmbedRow>`select * from embeds where owner_id = ${ctx.owner_id} and id = ${input.id}`.execute(trx)).rows[0]!
     return { row, created }
   })
 }
@@ -56,14 +49,10 @@ export async function embedDelete(
   id: string,
 ): Promise<EmbedRow | null> {
   return db.transaction().execute(async (trx) => {
-    const res = await sql<EmbedRow>`
-      update embeds set deleted_at = ${ctx.now}, updated_at = ${ctx.now}
-      where owner_id = ${ctx.owner_id} and id = ${id} and deleted_at is null
-      returning *
-    `.execute(trx)
-    const row = res.rows[0]
-    if (row) await ledgerWrite(trx, { entries: [securityEntry('embed.deleted', ctx, { embed_id: id })] })
-    return row ?? null
+    const live = (await sql`select 1 from embeds where owner_id = ${ctx.owner_id} and id = ${id} and deleted_at is null for update`.execute(trx)).rows.length > 0
+    if (!live) return null
+    await ledgerWrite(trx, { entries: [securityEntry('embed.deleted', ctx, { embed_id: id })] })
+    return (await sql<EmbedRow>`select * from embeds where owner_id = ${ctx.owner_id} and id = ${id}`.execute(trx)).rows[0]!
   })
 }
 

@@ -1,7 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
 import { DEFAULT_DB_SCHEMA, DELIVERIES_CHANNEL, EVENTS_CHANNEL } from '@hookledger/core'
 import type { Trx } from './database.js'
-import { ledgerWrite } from './ledger-write.js'
 
 /** The NOTIFY channels (database contract, in core): the default schema's names. */
 export { EVENTS_CHANNEL, DELIVERIES_CHANNEL }
@@ -27,31 +26,17 @@ export interface EventToPublish {
 /**
  * Stores an event in the caller's transaction (the transactional outbox): it is fanned out
  * only if that transaction commits. The same id again stores nothing and returns
- * `created: false`. The NOTIFY is delivered on commit.
+ * `created: false`. One call of `hookledger_publish` (migration 0020): the row, its
+ * `event.published` entry with the SHA-256 of its data, and the NOTIFY, delivered on commit.
  */
 export async function eventInsert(
   trx: Trx,
   params: { owner_id: string; event: EventToPublish; now: Date; actor: string },
 ): Promise<{ id: string; created: boolean }> {
   const { owner_id, event, now, actor } = params
-  const inserted = await sql<{ id: string }>`
-    insert into events (owner_id, id, type, subject, occurred_at, published_at, data)
-    values (${owner_id}, ${event.id}, ${event.type}, ${event.subject}, ${event.occurred_at}, ${now}, ${JSON.stringify(event.data)}::jsonb)
-    on conflict (owner_id, id) do nothing
-    returning id
+  const input = [{ id: event.id, type: event.type, subject: event.subject, occurred_at: event.occurred_at.toISOString(), data: event.data }]
+  const result = await sql<{ outcomes: [number, boolean, boolean | null][] }>`
+    select hookledger_publish(${owner_id}, ${JSON.stringify(input)}::jsonb, ${now}::timestamptz, ${actor}) as outcomes
   `.execute(trx)
-  if (inserted.rows.length === 0) return { id: event.id, created: false }
-  await ledgerWrite(trx, { entries: [
-    {
-      kind: 'event.published',
-      occurred_at: now,
-      owner_id,
-      endpoint_id: null,
-      delivery_id: null,
-      event_id: event.id,
-      actor,
-      payload: { type: event.type, subject: event.subject },
-    },
-  ], notify: { channel: 'events' } })
-  return { id: event.id, created: true }
+  return { id: event.id, created: result.rows[0]!.outcomes[0]![1] }
 }

@@ -95,10 +95,7 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
       entries,
       existingDeliveries: 'keep',
       queueMerge: 'earliest',
-      alongside: [
-        sql`update events set fanned_out_at = ${now}
-          where (owner_id, id) in (select * from unnest(${events.map((e) => e.owner_id)}::text[], ${events.map((e) => e.id)}::text[]))`,
-      ],
+      fannedOut: { events: events.map((e) => ({ owner_id: e.owner_id, id: e.id })), at: now },
       notify: { channel: 'deliveries', when: 'deliveries_inserted' },
     })
     const inserted = written.insertedDeliveries

@@ -1,6 +1,7 @@
 export * from './database.js'
 export * from './db-handle.js'
 export * from './migrate.js'
+export * from './database-roles.js'
 export * from './projection-write.js'
 export * from './ledger-append.js'
 export * from './ledger-write.js'

@@ -5,6 +5,7 @@
  * and both are dropped before the next row: memory holds one row of each side and the cursors'
  * batches, whatever the size of the ledger.
  */
+import type { SideTable } from './ledger-replay-side-tables.js'
 import { sql, type RawBuilder } from 'kysely'
 import type { LedgerRecord } from '@hookledger/core'
 import type { Trx } from './database.js'
@@ -13,7 +14,7 @@ import { MergedCursor, comparePositions, type RowCursor } from './merged-cursor.
 import { RowJsonCodec, RowJsonError, sameJson, type RowJson } from './ledger-replay-row-json.js'
 
 /** The projections compared, and the claim's queue heads (checked against their definition). */
-export type ReplayTable = 'endpoints' | 'deliveries' | 'endpoint_queue'
+export type ReplayTable = 'endpoints' | 'deliveries' | 'endpoint_queue' | SideTable
 export type ReplayDifferenceKind = 'changed' | 'missing_live' | 'extra_live' | 'inconsistent'
 
 /** One projection row that differs between the live tables and the rebuild, or a broken history. */
@@ -46,6 +47,10 @@ export class DifferenceSink {
     endpoints: zeroCounts(),
     deliveries: zeroCounts(),
     endpoint_queue: zeroCounts(),
+    events: zeroCounts(),
+    api_tokens: zeroCounts(),
+    access_codes: zeroCounts(),
+    embeds: zeroCounts(),
   }
   readonly #max: number
 

@@ -22,6 +22,7 @@
  * is checked against its definition over the live rows, which the streams have just checked
  * against the ledger.
  */
+import { SIDE_TABLES, sideTablesDrift } from './ledger-replay-side-tables.js'
 import { sql } from 'kysely'
 import { SnapshotDigest } from '@hookledger/core'
 import type { Db } from './database.js'
@@ -215,6 +216,14 @@ export async function ledgerReplayVerify(db: Db, options: ReplayOptions = {}): P
           })
         }
         for (let i = drift.rows.length; i < drift.total; i++) sink.count('endpoint_queue', 'changed')
+        // Events, tokens, access codes and embeds: what the ledger commits to beside the projections.
+        const side = await sideTablesDrift(trx, Math.max(0, maxDifferences - sink.kept.length))
+        for (const d of side.rows) {
+          sink.add({ table: d.table, key: d.key, kind: d.kind, columns: changedColumns(d.live, d.replayed), live: d.live, replayed: d.replayed, ...(d.position ? { position: d.position } : {}) })
+        }
+        for (const table of SIDE_TABLES) {
+          for (let i = side.rows.filter((r) => r.table === table).length; i < side.counts[table]; i++) sink.count(table, 'changed')
+        }
         const queueMs = lap()
         const ledgerRows = Number(
           (await sql<{ n: string }>`select count(*) as n from ledger where ${range.from !== undefined ? sql`position >= ${range.from}::bigint` : sql`true`}`.execute(trx)).rows[0]!.n,
@@ -253,4 +262,10 @@ export async function ledgerReplayVerify(db: Db, options: ReplayOptions = {}): P
         if (timer) clearInterval(timer)
       }
     })
+}
+
+/** The fields two renderings of a row disagree on (all of them when one side is absent). */
+function changedColumns(live: Record<string, unknown> | null, replayed: Record<string, unknown> | null): string[] {
+  if (live === null || replayed === null) return []
+  return Object.keys({ ...live, ...replayed }).filter((k) => JSON.stringify(live[k]) !== JSON.stringify(replayed[k])).sort()
 }

@@ -80,15 +80,26 @@ export async function ledgerSeal(db: Db, params: { key: LedgerSigningKey; now: D
         prev_checkpoint_hash: start.checkpointHash,
         created_at: params.now.toISOString(),
       })
-      await sql`
-        insert into ledger_checkpoints (seq, first_tx_id, first_position, last_tx_id, last_position, count, total,
-          chain_hash, merkle_root, prev_checkpoint_hash, created_at, key_id, signature, leaf_positions, leaf_hashes, snapshot)
-        values (${checkpoint.seq}, ${checkpoint.first?.tx_id ?? null}::xid8, ${checkpoint.first?.position ?? null}::bigint,
-          ${checkpoint.last?.tx_id ?? null}::xid8, ${checkpoint.last?.position ?? null}::bigint, ${checkpoint.count}, ${checkpoint.total},
-          ${checkpoint.chain_hash}, ${checkpoint.merkle_root}, ${checkpoint.prev_checkpoint_hash}, ${checkpoint.created_at},
-          ${checkpoint.key_id}, ${checkpoint.signature}, ${batch.map((r) => r.position)}::bigint[],
-          ${Buffer.concat(leaves.map((l) => Buffer.from(l)))}, ${checkpoint.snapshot ? JSON.stringify(checkpoint.snapshot) : null}::jsonb)
-      `.execute(trx)
+      // The database checks it seals exactly the rows after the previous checkpoint (migration 0020).
+      const row = {
+        seq: checkpoint.seq,
+        first_tx_id: checkpoint.first?.tx_id ?? null,
+        first_position: checkpoint.first?.position ?? null,
+        last_tx_id: checkpoint.last?.tx_id ?? null,
+        last_position: checkpoint.last?.position ?? null,
+        count: checkpoint.count,
+        total: checkpoint.total,
+        chain_hash: checkpoint.chain_hash,
+        merkle_root: checkpoint.merkle_root,
+        prev_checkpoint_hash: checkpoint.prev_checkpoint_hash,
+        created_at: checkpoint.created_at,
+        key_id: checkpoint.key_id,
+        signature: checkpoint.signature,
+        leaf_positions: batch.map((r) => r.position),
+        leaf_hashes_hex: Buffer.concat(leaves.map((l) => Buffer.from(l))).toString('hex'),
+        snapshot: checkpoint.snapshot ?? null,
+      }
+      await sql`select hookledger_checkpoint_append(${JSON.stringify(row)}::jsonb)`.execute(trx)
       return { checkpoint, rows: batch.length }
     })
     if (!sealed) break

@@ -63,13 +63,9 @@ export async function snapshotCut(db: Db, options: { lockTimeoutMs?: number; att
     try {
       return await db.transaction().execute(async (trx) => {
         // A SHARE request queues the writers behind it while it waits: keep the wait short.
-        await sql`select set_config('lock_timeout', ${`${options.lockTimeoutMs ?? 2000}ms`}, true)`.execute(trx)
-        await sql`lock table ledger in share mode`.execute(trx)
-        const seq = (await sql<{ name: string }>`select pg_get_serial_sequence('ledger', 'position') as name`.execute(trx)).rows[0]!.name
         const row = (
           await sql<{ next: string; horizon: string }>`
-            select (select case when is_called then last_value + 1 else last_value end from ${sql.raw(seq)})::text as next,
-                   pg_snapshot_xmin(pg_current_snapshot())::text as horizon
+            select before_position::text as next, horizon::text as horizon from hookledger_snapshot_cut(${options.lockTimeoutMs ?? 2000}::integer)
           `.execute(trx)
         ).rows[0]!
         return { beforePosition: row.next, horizon: row.horizon }
@@ -198,11 +194,7 @@ async function foldSnapshot(
     endpoints: digest.counts.endpoint,
     deliveries: digest.counts.delivery,
   }
-  await sql`
-    insert into ledger_snapshots (seq, before_position, horizon, digest, endpoints, deliveries, base_seq, created_at)
-    values (${seq}::bigint, ${snapshot.before_position}::bigint, ${snapshot.horizon}::xid8, ${snapshot.digest},
-            ${snapshot.endpoints}, ${snapshot.deliveries}, ${base?.descriptor.seq ?? null}::bigint, ${now})
-  `.execute(trx)
+  await sql`select hookledger_snapshot_append(${JSON.stringify({ ...snapshot, base_seq: base?.descriptor.seq ?? null, created_at: now.toISOString() })}::jsonb)`.execute(trx)
   return { snapshot, entries }
 }
 
@@ -270,10 +262,6 @@ class SnapshotRowWriter {
     if (this.#pending.length === 0) return
     const chunks = this.#pending
     this.#pending = []
-    await sql`
-      insert into ledger_snapshot_rows (snapshot_seq, entity, chunk, rows)
-      select ${this.#seq}::bigint, c ->> 'entity', (c ->> 'chunk')::integer, c -> 'rows'
-      from jsonb_array_elements(${JSON.stringify(chunks)}::jsonb) c
-    `.execute(this.#trx)
+    await sql`select hookledger_snapshot_rows_append(${this.#seq}::bigint, ${JSON.stringify(chunks)}::jsonb)`.execute(this.#trx)
   }
 }

@@ -6,12 +6,10 @@ import {
   type ProjectionSet,
   type Touched,
 } from '@hookledger/core'
-import { sql, type RawBuilder } from 'kysely'
+import { sql } from 'kysely'
 import type { Trx } from './database.js'
-import { ledgerInsertSql } from './ledger-append.js'
-import { channelSql } from './event-publish.js'
-import { DELIVERY_COLUMNS, ENDPOINT_COLUMNS, projectionDeleteSql, projectionInsertSql, projectionUpdateSql } from './projection-write.js'
-import { endpointQueueRefresh, endpointsWithMovedHeads, type QueueMerge } from './endpoint-queue.js'
+import { entryJson, rowsToJson } from './projection-write.js'
+import type { QueueMerge } from './endpoint-queue.js'
 
 /**
  * The rows the entries start from. Each was read `for update` by the caller (so it cannot
@@ -32,24 +30,18 @@ export interface LedgerWrite {
    * is kept as it is, and the entries about it are dropped, so the ledger matches the table.
    */
   readonly existingDeliveries?: 'fail' | 'keep'
-  /**
-   * Entries already appended earlier in this transaction that the rows fold over too (the
-   * settle appends its delivery entries, then decides endpoint transitions on the result).
-   */
-  readonly appended?: readonly LedgerEntry[]
-  /**
-   * Data-modifying statements (insert, update, delete) for the same round trip, run as CTEs
-   * (mark events fanned out …). A plain SELECT would not run: PostgreSQL skips unreferenced
-   * read-only CTEs — use `notify` for NOTIFY.
-   */
-  readonly alongside?: readonly RawBuilder<unknown>[]
+  /** Events this write decided (fan-out, a test event): marked fanned out at `at`. */
+  readonly fannedOut?: { readonly events: readonly { readonly owner_id: string; readonly id: string }[]; readonly at: Date }
+  /** The hashes of tokens this write's `token.issued` entries issue (never in the ledger), by token id, hex. */
+  readonly tokenHashes?: Readonly<Record<string, string>>
+  /** The owner every row and entry belongs to (default: theirs, when they agree; `*` when they span owners). */
+  readonly owner?: string
   /**
    * How the claim's queue heads of the touched endpoints are refreshed (endpoint-queue.ts):
    * `assign` (default) when the caller holds those endpoints `for update`, `earliest` for
    * fan-out, which holds them `for share`.
    */
   readonly queueMerge?: QueueMerge
-  /** NOTIFY on commit: always, or only when the write inserted deliveries. */
   /** NOTIFY on commit, on this install's channel (channelSql): always, or only when the write inserted deliveries. */
   readonly notify?: { readonly channel: 'events' | 'deliveries'; readonly when?: 'always' | 'deliveries_inserted' }
 }
@@ -88,8 +80,7 @@ export function foldOver(base: WriteBase, entries: readonly LedgerEntry[]): { se
  */
 export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteResult> {
   const base = write.base ?? {}
-  const appended = write.appended ?? []
-  const { set, touched } = foldOver(base, [...appended, ...write.entries])
+  const { set, touched } = foldOver(base, write.entries)
   const baseEndpoints = new Map((base.endpoints ?? []).map((r) => [r.id, r]))
   const baseDeliveries = new Map((base.deliveries ?? []).map((r) => [r.id, r]))
   const split = <R extends { id: string }>(ids: Set<string>, rows: Map<string, R>, before: Map<string, R>) => {
@@ -110,48 +101,28 @@ export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteRe
   const endpoints = split(touched.endpoints, set.endpoints, baseEndpoints)
   const deliveries = split(touched.deliveries, set.deliveries, baseDeliveries)
   const keep = write.existingDeliveries === 'keep'
-
-  const ctes: RawBuilder<unknown>[] = []
-  if (endpoints.created.length > 0) ctes.push(sql`w_endpoints_created as (${projectionInsertSql('endpoints', ENDPOINT_COLUMNS, endpoints.created)} returning id)`)
-  if (endpoints.changed.length > 0) ctes.push(sql`w_endpoints_changed as (${projectionUpdateSql('endpoints', ENDPOINT_COLUMNS, endpoints.changed)})`)
-  if (deliveries.created.length > 0) {
-    const insert = projectionInsertSql('deliveries', DELIVERY_COLUMNS, deliveries.created)
-    ctes.push(sql`w_deliveries_created as (${insert} ${keep ? sql`on conflict (id) do nothing` : sql``} returning id)`)
-  }
-  if (deliveries.changed.length > 0) ctes.push(sql`w_deliveries_changed as (${projectionUpdateSql('deliveries', DELIVERY_COLUMNS, deliveries.changed)})`)
-  if (deliveries.removed.length > 0) ctes.push(sql`w_deliveries_removed as (${projectionDeleteSql('deliveries', deliveries.removed)})`)
-  if (endpoints.removed.length > 0) ctes.push(sql`w_endpoints_removed as (${projectionDeleteSql('endpoints', endpoints.removed)})`)
-  ctes.push(...(write.alongside ?? []).map((cte, i) => sql`w_alongside_${sql.raw(String(i))} as (${cte})`))
-
-  // With `keep`, an entry about a created delivery is appended only if its insert happened.
-  const conditional = keep && deliveries.created.length > 0 ? new Set(deliveries.created.map((d) => d.id)) : null
-  const append =
-    write.entries.length > 0
-      ? ledgerInsertSql(write.entries, conditional ? { onlyIfIn: { ids: conditional, cte: 'w_deliveries_created' } } : undefined)
-      : null
-  const inserted = deliveries.created.length > 0 ? sql`(select coalesce(array_agg(id), '{}') from w_deliveries_created)` : sql`'{}'::uuid[]`
-  if (ctes.length === 0 && !append && !write.notify) {
+  if (endpoints.created.length + endpoints.changed.length + endpoints.removed.length + deliveries.created.length +
+      deliveries.changed.length + deliveries.removed.length + write.entries.length === 0 && !write.notify && !write.fannedOut) {
     return { endpoints: new Map(), deliveries: new Map(), insertedDeliveries: new Set(), removed: { endpoints: new Set(), deliveries: new Set() } }
   }
-  const withClause = (extra: RawBuilder<unknown>[]) => {
-    const all = [...ctes, ...extra]
-    return all.length > 0 ? sql`with ${sql.join(all)}` : sql``
+  // A changed row carries the version the caller read (`_v`), which the function checks.
+  const versioned = <R extends { id: string; updated_at: Date }>(rows: R[], before: Map<string, R>) =>
+    rows.map((r) => ({ ...r, _v: before.get(r.id)!.updated_at }))
+  const payload = {
+    entries: write.entries.map(entryJson),
+    endpoints: { created: endpoints.created, changed: versioned(endpoints.changed, baseEndpoints), removed: endpoints.removed },
+    deliveries: { created: deliveries.created, changed: versioned(deliveries.changed, baseDeliveries), removed: deliveries.removed },
+    ...(keep ? { keep: true } : {}),
+    ...(write.queueMerge ? { queue_merge: write.queueMerge } : {}),
+    ...(write.notify ? { notify: write.notify } : {}),
+    ...(write.fannedOut ? { fanned_out: { events: write.fannedOut.events, at: write.fannedOut.at.toISOString() } } : {}),
+    ...(write.tokenHashes ? { token_hashes: write.tokenHashes } : {}),
   }
-  const notify = write.notify
-  const notifySql = !notify
-    ? sql``
-    : notify.when === 'deliveries_inserted'
-      ? deliveries.created.length > 0
-        ? sql`, (select pg_notify(${channelSql(notify.channel)}, '') where exists (select 1 from w_deliveries_created)) as notified`
-        : sql``
-      : sql`, pg_notify(${channelSql(notify.channel)}, '') as notified`
-  const result = await sql<{ inserted: string[] }>`
-    ${withClause(append ? [sql`w_ledger as (${append})`] : [])}
-    select ${inserted} as inserted ${notifySql}
+  const owner = write.owner ?? writeOwner(write.entries, [...endpoints.created, ...endpoints.changed, ...deliveries.created, ...deliveries.changed])
+  const result = await sql<{ result: { inserted: string[] } }>`
+    select hookledger_write(${owner}, ${writeJson(payload)}::jsonb) as result
   `.execute(trx)
-  // A second statement: it must see the rows the first one wrote.
-  await endpointQueueRefresh(trx, endpointsWithMovedHeads(endpoints, baseEndpoints, deliveries), write.queueMerge)
-  const insertedIds = new Set(result.rows[0]?.inserted ?? [])
+  const insertedIds = new Set(result.rows[0]?.result.inserted ?? [])
   const written = <R extends { id: string }>(parts: { created: R[]; changed: R[] }, onlyInserted: boolean) =>
     new Map([...parts.changed, ...parts.created.filter((r) => !onlyInserted || insertedIds.has(r.id))].map((r) => [r.id, r]))
   return {
@@ -160,4 +131,21 @@ export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteRe
     insertedDeliveries: keep ? insertedIds : new Set(deliveries.created.map((d) => d.id)),
     removed: { endpoints: new Set(endpoints.removed), deliveries: new Set(deliveries.removed) },
   }
+}
+
+/** The owner a write's rows and entries share, or `*` when they span owners. */
+function writeOwner(entries: readonly LedgerEntry[], rows: readonly { owner_id: string }[]): string {
+  const owners = new Set<string>([...entries.map((e) => e.owner_id), ...rows.map((r) => r.owner_id)])
+  return owners.size === 1 ? [...owners][0]! : '*'
+}
+
+/** The write as JSON, rows' bytes as `\\x…` hex (what jsonb_populate_recordset reads for bytea). */
+function writeJson(payload: { endpoints: { created: object[]; changed: object[] }; deliveries: { created: object[]; changed: object[] } } & Record<string, unknown>): string {
+  const rows = (list: object[]) => (list.length === 0 ? '[]' : rowsToJson(list))
+  const { endpoints, deliveries, ...rest } = payload
+  const e = endpoints as { created: object[]; changed: object[]; removed: string[] }
+  const d = deliveries as { created: object[]; changed: object[]; removed: string[] }
+  return `{"endpoints":{"created":${rows(e.created)},"changed":${rows(e.changed)},"removed":${JSON.stringify(e.removed)}},` +
+    `"deliveries":{"created":${rows(d.created)},"changed":${rows(d.changed)},"removed":${JSON.stringify(d.removed)}},` +
+    JSON.stringify(rest).slice(1)
 }

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely'
 import type { Db } from './database.js'
 import { dbSchemaOf } from './db-handle.js'
+import { databaseGrantsApply, databaseRolesEnsure, installRoleNames, schemaOwnershipEnsure, type LoginRole } from './database-roles.js'
 
 /** Where the numbered, forward-only SQL migrations live. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../db/migrations/', import.meta.url))
@@ -45,16 +46,51 @@ export async function migrationsPending(db: Db, dir = MIGRATIONS_DIR): Promise<s
   return (await migratorFor(db, dir, tableSchema).getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name)
 }
 
-export async function migrateToLatest(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
+/** What a migration run did to the install's roles and grants (for `hookledger db grant`). */
+export interface MigrateOptions {
+  /** Login roles' passwords (set on every run when given; created roles get them). */
+  readonly passwords?: Partial<Record<LoginRole, string>>
+  /** Called with each thing done to roles, ownership and grants. */
+  readonly onAction?: (line: string) => void
+}
+
+/**
+ * Migrates as the install's owner role (creating the roles first, migration 0020), then applies
+ * the grants. `db` connects as a superuser, a role with CREATEROLE, or the owner itself.
+ */
+export async function migrateToLatest(db: Db, dir = MIGRATIONS_DIR, options: MigrateOptions = {}): Promise<string[]> {
+  const schema = dbSchemaOf(db)
+  const say = options.onAction ?? (() => {})
   await schemaPrepare(db)
-  const migrator = migratorFor(db, dir)
-  const { error, results } = await migrator.migrateToLatest()
+  const applied = await rolesAndOwnership(db, schema, options)
+  applied.forEach(say)
+  const roles = installRoleNames(schema)
+  const { error, results } = await db.connection().execute(async (conn) => {
+    await sql`set role ${sql.id(roles.owner)}`.execute(conn)
+    try {
+      const outcome = await migratorFor(conn as Db, dir, schema).migrateToLatest()
+      if (!outcome.error) (await databaseGrantsApply(conn, schema)).forEach(say)
+      return outcome
+    } finally {
+      await sql`reset role`.execute(conn)
+    }
+  })
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')
     const message = error instanceof Error ? error.message : String(error)
     throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${message}`, { cause: error })
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+}
+
+/** Roles (created when missing, with their passwords), and every object handed to the owner. */
+async function rolesAndOwnership(db: Db, schema: string, options: MigrateOptions): Promise<string[]> {
+  return db.transaction().execute(async (trx) => {
+    // Roles are cluster-wide: one creator at a time, across databases too.
+    await sql`select pg_advisory_xact_lock(hashtext('hookledger_roles'))`.execute(trx)
+    const { actions } = await databaseRolesEnsure(trx, { schema, ...(options.passwords ? { passwords: options.passwords } : {}) })
+    return [...actions, ...(await schemaOwnershipEnsure(trx, schema))]
+  })
 }
 
 /**

@@ -4,7 +4,7 @@
  * statement writes a whole batch whatever its size.
  */
 import { sql, type RawBuilder } from 'kysely'
-import type { DeliveryRow, EndpointRow } from '@hookledger/core'
+import type { DeliveryRow, EndpointRow, LedgerEntry } from '@hookledger/core'
 import type { Trx } from './database.js'
 
 type Row = object
@@ -82,4 +82,18 @@ export function projectionUpdateSql(table: 'endpoints' | 'deliveries', columns: 
  */
 export function projectionDeleteSql(table: 'endpoints' | 'deliveries', ids: readonly string[]): RawBuilder<unknown> {
   return sql`delete from ${ident(table)} where id = any(${ids}::uuid[])`
+}
+
+/** An entry as hookledger_write reads it (timestamps as ISO strings). */
+export function entryJson(e: LedgerEntry): object {
+  return {
+    occurred_at: e.occurred_at.toISOString(),
+    owner_id: e.owner_id,
+    kind: e.kind,
+    endpoint_id: e.endpoint_id,
+    delivery_id: e.delivery_id,
+    event_id: e.event_id,
+    payload: e.payload,
+    actor: e.actor,
+  }
 }

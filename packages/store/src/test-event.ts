@@ -26,9 +26,7 @@ export async function testEventSend(
   )
   await ledgerWrite(trx, {
     entries,
-    alongside: [
-      sql`update events set fanned_out_at = ${ctx.now} where owner_id = ${ctx.owner_id} and id = ${event.id}`,
-    ],
+    fannedOut: { events: [{ owner_id: ctx.owner_id, id: event.id }], at: ctx.now },
     notify: { channel: 'deliveries' },
   })
   return { event_id: event.id, delivery_id }

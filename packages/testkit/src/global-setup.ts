@@ -11,6 +11,12 @@ import {
   type EmbeddedDatabase,
 } from '@hookledger/store'
 
+/**
+ * The login roles' passwords in the test cluster (roles are cluster-wide; every test database
+ * is cloned from the template with its grants). Not a secret: the cluster lives for one run.
+ */
+export const TEST_ROLE_PASSWORDS = { service: 'test-service', publisher: 'test-publisher', reader: 'test-reader' } as const
+
 /** The template every test file's database is cloned from. */
 export const TEMPLATE_DB = 'hookledger_template'
 
@@ -54,7 +60,7 @@ export default async function setup(project: TestProject) {
   await admin.query(`create database ${TEMPLATE_DB}`)
   await admin.end()
   const db = createDb(new pg.Pool({ connectionString: serverUrl(TEMPLATE_DB), max: 1 }))
-  await migrateToLatest(db)
+  await migrateToLatest(db, undefined, { passwords: TEST_ROLE_PASSWORDS })
   await db.destroy()
   project.provide('pgServerUrl', serverUrl('postgres'))
   return async () => {

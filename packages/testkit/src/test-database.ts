@@ -1,14 +1,16 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { inject } from 'vitest'
-import { createDb, type Db } from '@hookledger/store'
-import { TEMPLATE_DB } from './global-setup.js'
+import { createDb, installRoleNames, roleUrl, type Db } from '@hookledger/store'
+import { TEMPLATE_DB, TEST_ROLE_PASSWORDS } from './global-setup.js'
 
 /** A database of its own for the calling test, cloned from the migrated template. */
 export interface TestDatabase {
   readonly url: string
   readonly db: Db
   readonly name: string
+  /** The URL of this database as one of the install's login roles (migration 0020). */
+  roleUrl(role: 'service' | 'publisher' | 'reader'): string
   close(): Promise<void>
 }
 
@@ -17,7 +19,7 @@ export interface TestDatabase {
  * one (not migrated) for tests of the migrations themselves, opened on `schema`. Creating a database costs milliseconds; one per
  * test keeps tests independent without truncation between them.
  */
-export async function testDatabase(options: { poolSize?: number; empty?: boolean; schema?: string } = {}): Promise<TestDatabase> {
+export async function testDatabase(options: { poolSize?: number; empty?: boolean; schema?: string; role?: 'service' | 'publisher' | 'reader' } = {}): Promise<TestDatabase> {
   const serverUrl = new URL(inject('pgServerUrl'))
   const name = `t_${randomBytes(6).toString('hex')}`
   const admin = new pg.Client({ connectionString: serverUrl.toString() })
@@ -35,13 +37,15 @@ export async function testDatabase(options: { poolSize?: number; empty?: boolean
     await admin.end()
   }
   const url = Object.assign(new URL(serverUrl), { pathname: `/${name}` }).toString()
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 4 })
+  const urlAs = (role: 'service' | 'publisher' | 'reader') => roleUrl(url, installRoleNames(options.schema)[role], TEST_ROLE_PASSWORDS[role])
+  const pool = new pg.Pool({ connectionString: options.role ? urlAs(options.role) : url, max: options.poolSize ?? 4 })
   pool.on('error', () => {}) // idle connections dropped at teardown
   const db = createDb(pool, options.schema ? { schema: options.schema } : {})
   return {
     url,
     db,
     name,
+    roleUrl: urlAs,
     close: async () => {
       await db.destroy()
     },

@@ -17,7 +17,7 @@ import {
   endpointUpdate,
   eventInsert,
 } from '@hookledger/store'
-import { engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { bypassLedgerGuards, engineHarness, type EngineHarness } from '@hookledger/testkit'
 import { Dispatcher } from './dispatcher.js'
 import { createHttpTransport } from './http-transport.js'
 
@@ -98,7 +98,7 @@ describe('the queue head follows every transition', () => {
     const { endpoint } = await h.createEndpoint()
     await h.publish({ id: 'evt_hidden' })
     await h.dispatcher.fanoutOnce()
-    await sql`update endpoint_queue set ready_at = null where endpoint_id = ${endpoint.id}::uuid`.execute(h.db)
+    await bypassLedgerGuards(h.db, (trx) => sql`update endpoint_queue set ready_at = null where endpoint_id = ${endpoint.id}::uuid`.execute(trx))
     const report = await h.replay()
     expect(report.differences).toEqual([
       { table: 'endpoint_queue', key: endpoint.id, kind: 'changed', columns: ['ready_at'], live: { ready_at: null }, replayed: { ready_at: h.clock.now().toISOString() } },
