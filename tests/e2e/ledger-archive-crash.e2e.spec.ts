@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
-import { loadConfig, loadLedgerSigningKey } from '@hookledger/server'
+import { loadConfig, sealingLedgerKey } from '@hookledger/server'
 import { eventually, removeDataDir, sealEverything, testDatabase, type TestDatabase } from '@hookledger/testkit'
 import { syntheticLedgerHistory } from '@hookledger/testkit/synthetic-ledger-history'
 import { HOOKLEDGER_BIN, ROOT, runCli } from './cli-process.js'
@@ -27,7 +27,7 @@ describe('ledger archive, killed mid-file', () => {
     t = await testDatabase()
     await syntheticLedgerHistory(t.db, { deliveries: 20_000, endpoints: 20 })
     const env = { DATABASE_URL: t.url, HOOKLEDGER_DATA_DIR: dir, LOG_LEVEL: 'warn' }
-    await sealEverything(t.db, loadLedgerSigningKey(loadConfig(env)), () => new Date())
+    await sealEverything(t.db, await sealingLedgerKey(loadConfig(env), t.db), () => new Date())
     const rows = async () => (await sql<{ n: string }>`select count(*)::text as n from ledger`.execute(t!.db)).rows[0]!.n
     const before = await rows()
     const latest = (await sql<{ seq: string }>`select max(seq)::text as seq from ledger_checkpoints`.execute(t.db)).rows[0]!.seq

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
-import { loadConfig, loadLedgerSigningKey } from '@hookledger/server'
+import { loadConfig, sealingLedgerKey } from '@hookledger/server'
 import { ledgerPartitions, ledgerPartitionsAhead } from '@hookledger/store'
 import { engineHarness, removeDataDir, sealEverything, type EngineHarness } from '@hookledger/testkit'
 import { runCli, runInProcess } from './cli-process.js'
@@ -26,7 +26,7 @@ describe('ledger snapshot / archive, through the real CLI', () => {
     for (let i = 0; i < 8; i++) await h.publish({ id: `evt_${i}` })
     await h.step()
     const env = { DATABASE_URL: h.url, HOOKLEDGER_DATA_DIR: dir, LOG_LEVEL: 'warn' }
-    const key = loadLedgerSigningKey(loadConfig(env))
+    const key = await sealingLedgerKey(loadConfig(env), h.db)
     await sealEverything(h.db, key, () => h!.clock.now(), { maxRows: 10 })
 
     const snapshot = await runInProcess(['ledger', 'snapshot'], env)

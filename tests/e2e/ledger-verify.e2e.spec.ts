@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
-import { loadConfig, loadLedgerSigningKey } from '@hookledger/server'
+import { loadConfig, sealingLedgerKey } from '@hookledger/server'
 import { bypassLedgerGuards, engineHarness, removeDataDir, sealEverything, type EngineHarness } from '@hookledger/testkit'
 import { runCli, runInProcess } from './cli-process.js'
 
@@ -29,7 +29,7 @@ describe('ledger checkpoint / verify / export / public-key, through the real CLI
     expect(sealed.code, sealed.stderr).toBe(0)
     expect(JSON.parse(sealed.stdout).checkpoints[0]).toMatchObject({ seq: 1 })
     // Other test files share the cluster: their open transactions may hold the seal back a moment.
-    await sealEverything(h.db, loadLedgerSigningKey(loadConfig(env)), () => h!.clock.now())
+    await sealEverything(h.db, await sealingLedgerKey(loadConfig(env), h.db), () => h!.clock.now())
     const intact = await runCli(['ledger', 'verify'], env)
     expect(intact.stdout).toContain('chain intact')
     expect(intact.stdout).toContain('no differences')

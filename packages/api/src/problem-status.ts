@@ -28,4 +28,8 @@ export const PROBLEM_STATUS: Readonly<Record<OpErrorCode, 400 | 404 | 409 | 413 
   // A snapshot is not taken over a ledger that does not verify, or before a checkpoint can sign it.
   ledger_not_verified: 409,
   snapshot_unsigned: 409,
+  // The process asked does not seal (an API-only one holds no signing key), or knows no public
+  // key for the checkpoints: another process can answer, this one cannot.
+  signing_key_unavailable: 409,
+  ledger_public_key_unavailable: 409,
 })

@@ -16,7 +16,7 @@ import {
   type Logger,
   type SecretBox,
 } from '@hookledger/core'
-import type { OpDeps } from '@hookledger/ops'
+import { heldLedgerKeys, type OpDeps } from '@hookledger/ops'
 import { sql } from 'kysely'
 import { apiTokenCreate, type Db, type TokenScope } from '@hookledger/store'
 import { createApi } from './create-api.js'
@@ -42,7 +42,7 @@ export function testOpDeps(db: Db, options: TestApiOptions = {}): OpDeps {
     logger: options.logger ?? silentLogger,
     rotationGraceMs: 24 * 3_600_000,
     publicBaseUrl: 'http://hookledger.test',
-    ledgerKey: parseLedgerSigningKey(generateLedgerSigningKey().secret),
+    ledgerKeys: heldLedgerKeys(parseLedgerSigningKey(generateLedgerSigningKey().secret)),
   }
 }
 

@@ -42,8 +42,12 @@ export async function ledgerCheckpointCommand(db: Db, io: CliIo, args: { key: Le
 }
 
 /** `ledger public-key`: the key anyone verifies checkpoints, exports and receipts with. */
-export function ledgerPublicKeyCommand(io: CliIo, args: { key: LedgerSigningKey }) {
-  io.out(args.key.publicKey)
+export function ledgerPublicKeyCommand(io: CliIo, args: { publicKey: string | undefined }) {
+  if (args.publicKey === undefined) {
+    io.err('no ledger signing key in this data dir yet: the first process that seals makes one')
+    return USAGE
+  }
+  io.out(args.publicKey)
   return INTACT
 }
 
@@ -59,7 +63,8 @@ export async function ledgerVerifyCommand(
   db: (() => Promise<{ db: Db; close(): Promise<void> }>) | null,
   io: CliIo,
   args: {
-    key?: LedgerSigningKey | undefined
+    /** The key trusted when --public-key is not given (this data dir's, or the latest checkpoint's). */
+    defaultPublicKey?: string | undefined
     file?: string | undefined
     receipt?: string | undefined
     'public-key'?: string | undefined
@@ -70,9 +75,9 @@ export async function ledgerVerifyCommand(
 ): Promise<number> {
   let publicKey: Uint8Array
   try {
-    const text = args['public-key'] ?? args.key?.publicKey
+    const text = args['public-key'] ?? args.defaultPublicKey
     if (!text) {
-      io.err('--public-key is required to verify a file or a receipt')
+      io.err(db ? '--public-key is required: this data dir knows no public key for the ledger\'s latest checkpoint' : '--public-key is required to verify a file or a receipt')
       return USAGE
     }
     publicKey = parseLedgerPublicKey(text)

@@ -10,6 +10,7 @@ import {
   systemClock,
 } from '@hookledger/core'
 import { createApi } from '@hookledger/api'
+import { heldLedgerKeys } from '@hookledger/ops'
 import { apiTokenCreate } from '@hookledger/store'
 import { testDatabase, type TestDatabase } from '@hookledger/testkit'
 import { createHookledgerClient } from './index.js'
@@ -29,7 +30,7 @@ beforeAll(async () => {
       logger: silentLogger,
       rotationGraceMs: 0,
       publicBaseUrl: 'http://hookledger.test',
-      ledgerKey: parseLedgerSigningKey(generateLedgerSigningKey().secret),
+      ledgerKeys: heldLedgerKeys(parseLedgerSigningKey(generateLedgerSigningKey().secret)),
     },
   })
   const { token } = await apiTokenCreate(database.db, { owner_id: 'default', scopes: ['admin', 'publish'], now: new Date() })

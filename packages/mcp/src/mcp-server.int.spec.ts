@@ -11,7 +11,7 @@ import {
   silentLogger,
   systemClock,
 } from '@hookledger/core'
-import { OPERATIONS, type OpDeps } from '@hookledger/ops'
+import { heldLedgerKeys, OPERATIONS, type OpDeps } from '@hookledger/ops'
 import type { TokenScope } from '@hookledger/store'
 import { eventually, testDatabase, type TestDatabase } from '@hookledger/testkit'
 import { createMcpServer, toolName } from './mcp-server.js'
@@ -31,7 +31,7 @@ beforeAll(async () => {
     logger: silentLogger,
     rotationGraceMs: 3_600_000,
     publicBaseUrl: 'http://hookledger.test',
-    ledgerKey: parseLedgerSigningKey(generateLedgerSigningKey().secret),
+    ledgerKeys: heldLedgerKeys(parseLedgerSigningKey(generateLedgerSigningKey().secret)),
   }
 })
 afterAll(async () => {

@@ -1,5 +1,6 @@
 export * from './op-error.js'
 export * from './operation.js'
+export * from './ledger-keys.js'
 export * from './op-input.js'
 export * from './schemas.js'
 export * from './event-publisher.js'

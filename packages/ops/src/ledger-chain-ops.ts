@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { parseLedgerPublicKey } from '@hookledger/core'
 import { archivedThrough, latestSignedSnapshot, ledgerExport, ledgerReceipt, ledgerSeal, ledgerSealState, ledgerSnapshotTake, ledgerVerify, SnapshotError, type LedgerExportLine } from '@hookledger/store'
 import { invalidInput } from './op-input.js'
+import { requirePublicKey, requireSigningKey } from './ledger-keys.js'
 import { notFound, OpError } from './op-error.js'
 import { ledgerEntrySchema } from './operator-ops.js'
 import { defineOp, ok } from './operation.js'
@@ -49,7 +50,8 @@ export const ledgerCheckpointOp = defineOp({
   input: z.strictObject({}),
   output: z.object({ rows: z.number().int(), data: z.array(checkpointSchema) }),
   async handler(ctx) {
-    const sealed = await ledgerSeal(ctx.deps.db, { key: ctx.deps.ledgerKey, now: ctx.deps.clock.now(), force: true })
+    const key = await requireSigningKey(ctx.deps.ledgerKeys)
+    const sealed = await ledgerSeal(ctx.deps.db, { key, now: ctx.deps.clock.now(), force: true })
     return { status: 201, body: { rows: sealed.rows, data: sealed.checkpoints } }
   },
 })
@@ -72,14 +74,16 @@ export const ledgerPublicKeyOp = defineOp({
     archived_through: z.number().int().nullable(),
   }),
   async handler(ctx) {
+    // The key the latest checkpoint names: a process that holds no secret key knows it too.
+    const key = await requirePublicKey(ctx.deps.ledgerKeys)
     const state = await ledgerSealState(ctx.deps.db)
     const snapshot = await latestSignedSnapshot(ctx.deps.db)
     const archived = await archivedThrough(ctx.deps.db)
     return ok({
       snapshot: snapshot && { seq: snapshot.descriptor.seq, before_position: snapshot.descriptor.before_position, checkpoint: snapshot.checkpointSeq },
       archived_through: archived?.throughCheckpoint ?? null,
-      public_key: ctx.deps.ledgerKey.publicKey,
-      key_id: ctx.deps.ledgerKey.keyId,
+      public_key: key.publicKey,
+      key_id: key.keyId,
       checkpoints: state.checkpoints,
       sealed_position: state.sealedPosition,
       latest_position: state.latestPosition,
@@ -112,7 +116,7 @@ export const ledgerVerifyOp = defineOp({
     ms: z.number(),
   }),
   async handler(ctx, input) {
-    const publicKey = parseLedgerPublicKey(input.public_key ?? ctx.deps.ledgerKey.publicKey)
+    const publicKey = parseLedgerPublicKey(input.public_key ?? (await requirePublicKey(ctx.deps.ledgerKeys)).publicKey)
     const verdict = await ledgerVerify(ctx.deps.db, { publicKey, full: input.full, chainOnly: input.chain_only })
     const { chain, replay } = verdict
     const replayDifferences = replay ? replay.differencesTotal : null
@@ -145,7 +149,8 @@ export const ledgerSnapshotOp = defineOp({
   output: z.object({ snapshot: snapshotSchema, checkpoint: z.number().int(), fresh: z.boolean(), entries_folded: z.number().int(), ms: z.number() }),
   async handler(ctx) {
     try {
-      const taken = await ledgerSnapshotTake(ctx.deps.db, { key: ctx.deps.ledgerKey, now: () => ctx.deps.clock.now() })
+      const key = await requireSigningKey(ctx.deps.ledgerKeys)
+      const taken = await ledgerSnapshotTake(ctx.deps.db, { key, now: () => ctx.deps.clock.now() })
       const body = { snapshot: taken.snapshot, checkpoint: taken.checkpoint, fresh: taken.fresh, entries_folded: taken.entriesFolded, ms: taken.ms }
       return taken.fresh ? { status: 201, body } : ok(body)
     } catch (err) {
@@ -181,10 +186,12 @@ export const webhooksReceipt = defineOp({
   async handler(ctx, input) {
     const receipt = await ledgerReceipt(ctx.deps.db, { owner_id: ctx.principal.owner_id, delivery_id: input.id })
     if (!receipt) throw notFound('delivery')
+    // The key of the newest checkpoint the receipt holds (the latest's while it holds none).
+    const key = await requirePublicKey(ctx.deps.ledgerKeys, receipt.checkpoints.at(-1)?.key_id)
     return ok({
       format: receipt.format,
       delivery_id: receipt.delivery_id,
-      public_key: ctx.deps.ledgerKey.publicKey,
+      public_key: key.publicKey,
       entries: receipt.entries.map((e) => ({ ...e, proof: [...e.proof] })),
       checkpoints: [...receipt.checkpoints],
       unsealed: [...receipt.unsealed],

@@ -26,6 +26,8 @@ export const OP_ERROR_CODES = [
   'event_pruned',
   'ledger_not_verified',
   'snapshot_unsigned',
+  'signing_key_unavailable',
+  'ledger_public_key_unavailable',
 ] as const
 export type OpErrorCode = (typeof OP_ERROR_CODES)[number]
 

@@ -1,6 +1,7 @@
 import type { z } from 'zod'
-import type { Clock, EgressPolicy, EventCatalog, LedgerSigningKey, Logger, SecretBox } from '@hookledger/core'
+import type { Clock, EgressPolicy, EventCatalog, Logger, SecretBox } from '@hookledger/core'
 import type { Db, TokenPrincipal, TokenScope } from '@hookledger/store'
+import type { LedgerKeys } from './ledger-keys.js'
 
 /** Everything an operation may use; built once by the composition root. */
 export interface OpDeps {
@@ -14,8 +15,8 @@ export interface OpDeps {
   readonly rotationGraceMs: number
   /** Base of links to the UI (a delivery row links to its attempts page). */
   readonly publicBaseUrl: string
-  /** Signs ledger checkpoints; its public half verifies them and every receipt. */
-  readonly ledgerKey: LedgerSigningKey
+  /** The ledger's keys: the signing one only where sealing runs, the public halves anywhere. */
+  readonly ledgerKeys: LedgerKeys
 }
 
 /** Who is calling: a token's principal. */

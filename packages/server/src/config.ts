@@ -8,6 +8,7 @@ import {
   deriveAttemptTimeouts,
   DELIVERY_RETENTION_DEFAULT_DAYS,
   parseEgressAllowList,
+  parseLedgerPublicKey,
   parseLedgerSigningKey,
   parseMasterKey,
   type AttemptTimeouts,
@@ -102,6 +103,8 @@ export const configSchema = z.object({
   HOOKLEDGER_DATA_DIR: z.string().default(DEFAULT_DATA_DIR).transform((v) => path.resolve(v)),
   HOOKLEDGER_MASTER_KEY: checked(parseMasterKey),
   HOOKLEDGER_LEDGER_SIGNING_KEY: checked(parseLedgerSigningKey),
+  /** The `hlpk_…` key a process that does not seal reports and verifies with, when its data dir has no ledger-signing.pub. */
+  HOOKLEDGER_LEDGER_PUBLIC_KEY: checked((v) => (parseLedgerPublicKey(v), v.trim())),
   HOOKLEDGER_CHECKPOINT_INTERVAL_SECONDS: intIn(1, 3600, 10),
   HOOKLEDGER_SNAPSHOT_INTERVAL_HOURS: intIn(0, 8760, 24),
   HOOKLEDGER_EGRESS_ALLOW: checked(parseEgressAllowList),

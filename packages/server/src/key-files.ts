@@ -1,12 +1,16 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import {
+  decideLedgerSigningKey,
   encodeMasterKey,
   generateLedgerSigningKey,
   generateMasterKey,
+  parseLedgerPublicKey,
   parseLedgerSigningKey,
   parseMasterKey,
+  type LedgerKeyHandOver,
   type LedgerSigningKey,
+  type LedgerSigningKeyDecision,
 } from '@hookledger/core'
 import type { Config } from './config.js'
 import { StartupError } from './startup-error.js'
@@ -48,17 +52,99 @@ export function loadMasterKey(config: Config): Uint8Array {
   })
 }
 
+/** The signing key's file in the data dir (the name is an interface: operators copy it). */
+export const LEDGER_SIGNING_KEY_FILE = 'ledger-signing.key'
+/** Its public half (`hlpk_…`), written beside it by the process that seals, for the processes that do not. */
+export const LEDGER_PUBLIC_KEY_FILE = 'ledger-signing.pub'
+
+/** What the ledger says about the key a sealer may hold (ledger-keys.ts reads it). */
+export interface LedgerKeyFacts {
+  /** key_id of the checkpoint with the highest seq; null: no checkpoint yet. */
+  readonly lastCheckpointKeyId: string | null
+  /** Verified hand-overs from `<data dir>/ledger-key-rotations.json`. */
+  readonly handOvers: readonly LedgerKeyHandOver[]
+}
+
 /**
- * The key that signs ledger checkpoints: the setting, else `<data dir>/ledger-signing.key`.
- * It never enters the database, a log line or an answer; only its public half is shown.
+ * The key that signs ledger checkpoints, for a process that seals: the setting, else
+ * `<data dir>/ledger-signing.key`. Made (once, mode 0600) only while the ledger has no
+ * checkpoint; once one exists, a missing key, or one the last checkpoint does not lead to, stops
+ * the start with one line naming the file or setting and the key id expected
+ * (decideLedgerSigningKey). The key never enters the database, a log line or an answer; only
+ * its public half is written beside it (ledger-signing.pub).
  */
-export function loadLedgerSigningKey(config: Config): LedgerSigningKey {
-  if (config.HOOKLEDGER_LEDGER_SIGNING_KEY) return config.HOOKLEDGER_LEDGER_SIGNING_KEY
-  return keyFile(config, {
-    file: 'ledger-signing.key',
+export function loadLedgerSigningKey(config: Config, facts: LedgerKeyFacts): LedgerSigningKey {
+  const file = path.join(config.HOOKLEDGER_DATA_DIR, LEDGER_SIGNING_KEY_FILE)
+  const fromSetting = config.HOOKLEDGER_LEDGER_SIGNING_KEY
+  const found = fromSetting ?? readLedgerSigningKeyFile(config)
+  const decision = decideLedgerSigningKey({ keyId: found?.keyId ?? null, lastCheckpointKeyId: facts.lastCheckpointKeyId, handOvers: facts.handOvers })
+  if (decision.action === 'refuse') {
+    throw new StartupError(refusalLine(decision, fromSetting ? 'HOOKLEDGER_LEDGER_SIGNING_KEY' : file, found?.keyId ?? null, facts.lastCheckpointKeyId))
+  }
+  if (found && decision.action === 'use') {
+    if (!fromSetting) writeLedgerPublicKeyFile(config, found)
+    return found
+  }
+  const made = keyFile(config, {
+    file: LEDGER_SIGNING_KEY_FILE,
     what: 'ledger signing key',
     setting: 'HOOKLEDGER_LEDGER_SIGNING_KEY',
     generate: () => generateLedgerSigningKey().secret,
     parse: parseLedgerSigningKey,
   })
+  writeLedgerPublicKeyFile(config, made)
+  return made
+}
+
+/** The one line a refused start prints. */
+function refusalLine(decision: Extract<LedgerSigningKeyDecision, { action: 'refuse' }>, source: string, keyId: string | null, lastKeyId: string | null): string {
+  const expected = decision.expectedKeyIds.length > 0 ? `expected key id ${decision.expectedKeyIds.join(' or ')}` : 'no key id is expected (every key was handed over)'
+  switch (decision.reason) {
+    case 'missing':
+      return `no ledger signing key at ${source} (nor HOOKLEDGER_LEDGER_SIGNING_KEY), but the ledger's last checkpoint is signed by key id ${lastKeyId}: copy that key's ledger-signing.key here or set HOOKLEDGER_LEDGER_SIGNING_KEY (${expected}); a new key is never made once a checkpoint exists`
+    case 'mismatch':
+      return `the ledger signing key of ${source} has key id ${keyId}, but the ledger's last checkpoint is signed by key id ${lastKeyId}: use that key (${expected})`
+    case 'retired':
+      return `the ledger signing key of ${source} (key id ${keyId}) was handed over by \`ledger rotate-key\` (ledger-key-rotations.json): use the key it made (${expected})`
+  }
+}
+
+/** The key in `<data dir>/ledger-signing.key`, or null when there is none; never made here. */
+export function readLedgerSigningKeyFile(config: Config): LedgerSigningKey | null {
+  const file = path.join(config.HOOKLEDGER_DATA_DIR, LEDGER_SIGNING_KEY_FILE)
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw new StartupError(`cannot read the ledger signing key ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err })
+  }
+  try {
+    return parseLedgerSigningKey(text.trim())
+  } catch (err) {
+    throw new StartupError(`cannot read the ledger signing key ${file}: ${(err as Error).message}`, { cause: err })
+  }
+}
+
+/** The `hlpk_…` key in `<data dir>/ledger-signing.pub`, or null when there is none (or it is not a key). */
+export function readLedgerPublicKeyFile(config: Config): string | null {
+  try {
+    const text = readFileSync(path.join(config.HOOKLEDGER_DATA_DIR, LEDGER_PUBLIC_KEY_FILE), 'utf8').trim()
+    parseLedgerPublicKey(text)
+    return text
+  } catch {
+    return null
+  }
+}
+
+/** Writes the key's public half beside it, when it is not there already; best effort (it is derived). */
+function writeLedgerPublicKeyFile(config: Config, key: LedgerSigningKey): void {
+  if (readLedgerPublicKeyFile(config) === key.publicKey) return
+  const file = path.join(config.HOOKLEDGER_DATA_DIR, LEDGER_PUBLIC_KEY_FILE)
+  try {
+    writeFileSync(`${file}.tmp`, key.publicKey + '\n', { mode: 0o644 })
+    renameSync(`${file}.tmp`, file)
+  } catch {
+    // A read-only data dir: the processes that do not seal take HOOKLEDGER_LEDGER_PUBLIC_KEY instead.
+  }
 }

@@ -88,7 +88,8 @@ async function ledgerCommand(io: CliIo, config: Config, sub: string | undefined,
     },
   })
   const cli = await import('@hookledger/cli')
-  const { loadLedgerSigningKey } = await import('./key-files.js')
+  // Only the commands that sign read the secret key, checked against the ledger (ledger-keys.ts).
+  const { ownLedgerPublicKey, sealingLedgerKey, createLedgerKeys } = await import('./ledger-keys.js')
   switch (sub) {
     case 'replay':
       return withDatabase(config, ({ db }) => cli.ledgerReplayCommand(db, io, values))
@@ -97,25 +98,27 @@ async function ledgerCommand(io: CliIo, config: Config, sub: string | undefined,
       if (values.file !== undefined) return cli.ledgerAuditFileCommand(io, { ...values, file: values.file })
       return withDatabase(config, ({ db }) => cli.ledgerAuditCommand(db, io, values))
     case 'checkpoint':
-      return withDatabase(config, ({ db, clock }) => cli.ledgerCheckpointCommand(db, io, { key: loadLedgerSigningKey(config), now: clock.now(), json: values.json }))
+      return withDatabase(config, async ({ db, clock }) => cli.ledgerCheckpointCommand(db, io, { key: await sealingLedgerKey(config, db), now: clock.now(), json: values.json }))
     case 'snapshot':
-      return withDatabase(config, ({ db, clock }) => cli.ledgerSnapshotCommand(db, io, { key: loadLedgerSigningKey(config), now: () => clock.now(), json: values.json }))
+      return withDatabase(config, async ({ db, clock }) => cli.ledgerSnapshotCommand(db, io, { key: await sealingLedgerKey(config, db), now: () => clock.now(), json: values.json }))
     case 'archive':
-      return withDatabase(config, ({ db, clock }) => cli.ledgerArchiveCommand(db, io, { key: loadLedgerSigningKey(config), now: () => clock.now(), ...values }))
+      return withDatabase(config, async ({ db, clock }) => cli.ledgerArchiveCommand(db, io, { key: await sealingLedgerKey(config, db), now: () => clock.now(), ...values }))
     case 'public-key':
-      return cli.ledgerPublicKeyCommand(io, { key: loadLedgerSigningKey(config) })
+      // This data dir's key, never a new one: no database needed.
+      return cli.ledgerPublicKeyCommand(io, { publicKey: ownLedgerPublicKey(config, { secret: true })?.publicKey })
     case 'export':
       return withDatabase(config, ({ db }) => cli.ledgerExportCommand(db, io, values))
     case 'verify': {
       // Offline (a file or a receipt) needs no database, and no key of this installation when
       // --public-key names the one to trust.
+      // Without --public-key: this data dir's key offline, the one the latest checkpoint names
+      // over the database. Either way only a public half is needed, and no key is ever made.
       const offline = values.file !== undefined || values.receipt !== undefined
-      const key = offline && values['public-key'] ? undefined : loadLedgerSigningKey(config)
-      const open = offline ? null : async () => {
-        const { createLogger, openDatabase } = await import('./service.js')
-        return openDatabase(config, createLogger({ LOG_LEVEL: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL }, process.stderr), 2)
-      }
-      return cli.ledgerVerifyCommand(open, io, { ...values, key })
+      if (offline) return cli.ledgerVerifyCommand(null, io, { ...values, defaultPublicKey: values['public-key'] ? undefined : ownLedgerPublicKey(config, { secret: true })?.publicKey })
+      return withDatabase(config, async (database) => {
+        const defaultPublicKey = values['public-key'] ? undefined : (await createLedgerKeys(config, database.db, { kind: 'on-demand' }).publicKey())?.publicKey
+        return cli.ledgerVerifyCommand(async () => ({ db: database.db, close: async () => {} }), io, { ...values, defaultPublicKey })
+      })
     }
   }
   return null
@@ -126,7 +129,8 @@ async function opCommand(io: CliIo, config: Config, name: string | undefined, re
   const cli = await import('@hookledger/cli')
   const { createLogger, createOpDeps } = await import('./service.js')
   return withDatabase(config, ({ db, clock }) =>
-    cli.opCommand(createOpDeps(config, db, createLogger({ LOG_LEVEL: 'warn' }, process.stderr), clock), io, { name, ...values }),
+    // An op that signs loads the key then, checked against the ledger; the others never need it.
+    cli.opCommand(createOpDeps(config, db, createLogger({ LOG_LEVEL: 'warn' }, process.stderr), clock, { signingKey: { kind: 'on-demand' } }), io, { name, ...values }),
   )
 }
 

@@ -23,7 +23,8 @@ export async function mcpCommand(config: Config, argv: string[]): Promise<number
   const log = createLogger({ LOG_LEVEL: level }, process.stderr)
   const database = await openDatabase(config, log, 2)
   try {
-    const deps = createOpDeps(config, database.db, log, database.clock)
+    // The operator tools that sign load the key when called, checked against the ledger.
+    const deps = createOpDeps(config, database.db, log, database.clock, { signingKey: { kind: 'on-demand' } })
     const server = createMcpServer({ deps, ...parsed.principal })
     const done = new Promise<void>((resolve) => {
       process.stdin.once('end', resolve)

@@ -9,6 +9,7 @@ import {
   createEventCatalog,
   createSecretBox,
   type Clock,
+  type LedgerSigningKey,
 } from '@hookledger/core'
 import { createApi, createInstrumentRoutes } from '@hookledger/api'
 import { createUiRoutes } from '@hookledger/ui'
@@ -32,7 +33,8 @@ import { listenHttp } from './http-listener.js'
 import { loggingObserver, startActivitySummary } from './activity-log.js'
 import { createReadiness } from './readiness.js'
 import { createServiceMetrics } from './service-metrics.js'
-import { loadLedgerSigningKey, loadMasterKey } from './key-files.js'
+import { loadMasterKey } from './key-files.js'
+import { createLedgerKeys, sealingLedgerKey, type SigningKeySource } from './ledger-keys.js'
 import { StartupError } from './startup-error.js'
 
 /**
@@ -146,20 +148,29 @@ async function untilReachable(db: Db, log: Pino, signal: AbortSignal): Promise<v
   }
 }
 
-/** The operation dependencies for a config and database. */
-export function createOpDeps(config: Config, db: Db, log: Pino, clock: Clock, port = config.PORT): OpDeps {
+/**
+ * The operation dependencies for a config and database. `signingKey` says whether this process
+ * seals (ledger-keys.ts); by default it does not, and never reads the signing key.
+ */
+export function createOpDeps(
+  config: Config,
+  db: Db,
+  log: Pino,
+  clock: Clock,
+  options: { signingKey?: SigningKeySource; port?: number } = {},
+): OpDeps {
   // Already read and validated by loadConfig.
   const extra = config.HOOKLEDGER_CATALOG_FILE?.entries ?? []
   return {
     db,
     clock,
     secretBox: createSecretBox(loadMasterKey(config)),
-    ledgerKey: loadLedgerSigningKey(config),
+    ledgerKeys: createLedgerKeys(config, db, options.signingKey ?? { kind: 'none' }),
     egressPolicy: createEgressPolicy({ allow: config.HOOKLEDGER_EGRESS_ALLOW ?? [] }),
     catalog: createEventCatalog(extra),
     logger: log,
     rotationGraceMs: config.HOOKLEDGER_ROTATION_GRACE_HOURS * 3_600_000,
-    publicBaseUrl: config.HOOKLEDGER_PUBLIC_URL ?? `http://${config.HOST}:${port}`,
+    publicBaseUrl: config.HOOKLEDGER_PUBLIC_URL ?? `http://${config.HOST}:${options.port ?? config.PORT}`,
   }
 }
 
@@ -187,9 +198,13 @@ export async function startService(
   const listener = role !== 'worker' ? await listenHttp({ port: config.PORT, host: config.HOST }) : null
   let database: OpenDatabase | null = null
   let deps: OpDeps
+  let sealingKey: LedgerSigningKey | null = null
   try {
     database = await openDatabase(config, log, role === 'all' ? 6 : 4, options.stopSignal ? { waitForDatabase: { signal: options.stopSignal } } : {})
-    deps = createOpDeps(config, database.db, log, database.clock)
+    // The signing key lives only where sealing runs: an API-only process never reads it, and a
+    // worker whose key is not the one the ledger's checkpoints lead to does not start.
+    if (role !== 'api') sealingKey = await sealingLedgerKey(config, database.db)
+    deps = createOpDeps(config, database.db, log, database.clock, { signingKey: sealingKey ? { kind: 'held', key: sealingKey } : { kind: 'none' } })
   } catch (err) {
     await database?.close()
     await listener?.close()
@@ -225,7 +240,7 @@ export async function startService(
   let instrumentsListener: Awaited<ReturnType<typeof listenHttp>> | null = null
   let notifier: ReturnType<typeof createPgNotifier> | null = null
   let transport: ReturnType<typeof createHttpTransport> | null = null
-  if (role !== 'api') {
+  if (sealingKey) {
     notifier = createPgNotifier(database.url, (err) => log.warn({ err }, 'notifier:error'))
     const timeouts = attemptTimeoutsOf(config)
     // One tracker for the process's loops: an outage is logged once, when it begins and ends.
@@ -256,7 +271,7 @@ export async function startService(
     await dispatcher.start()
     sealer = new LedgerSealerLoop({
       db: database.db,
-      key: deps.ledgerKey,
+      key: sealingKey,
       clock: deps.clock,
       intervalMs: config.HOOKLEDGER_CHECKPOINT_INTERVAL_SECONDS * 1000,
       snapshotEveryMs: config.HOOKLEDGER_SNAPSHOT_INTERVAL_HOURS * 3_600_000,
