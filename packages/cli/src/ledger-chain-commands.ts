@@ -51,6 +51,32 @@ export function ledgerPublicKeyCommand(io: CliIo, args: { publicKey: string | un
   return INTACT
 }
 
+/** What `ledger rotate-key` did (the server's rotateLedgerSigningKey). */
+export interface LedgerKeyRotated {
+  readonly oldKeyId: string
+  readonly newKeyId: string
+  /** The new key's public half. */
+  readonly publicKey: string
+  readonly rotatedAt: string
+  /** Where the old key is kept, and the hand-over recorded. */
+  readonly retiredFile: string
+  readonly rotationsFile: string
+  /** A rotation cut short earlier was finished with the key it had made. */
+  readonly resumed: boolean
+}
+
+/** `ledger rotate-key [--json]`: says what was rotated and what the operator does next. */
+export function ledgerRotateKeyCommand(io: CliIo, args: { rotated: LedgerKeyRotated; json?: boolean | undefined }) {
+  const r = args.rotated
+  if (args.json) {
+    io.out(JSON.stringify({ old_key_id: r.oldKeyId, new_key_id: r.newKeyId, public_key: r.publicKey, rotated_at: r.rotatedAt, retired_file: r.retiredFile, rotations_file: r.rotationsFile, resumed: r.resumed }))
+    return INTACT
+  }
+  io.out(`${r.resumed ? 'finished the rotation' : 'rotated the ledger signing key'}: key ${r.oldKeyId} handed over to key ${r.newKeyId} (${r.publicKey}), recorded in ${r.rotationsFile}; the old key is kept as ${r.retiredFile}`)
+  io.out('restart every process that seals (workers, serve --role all) with the new ledger-signing.key and ledger-key-rotations.json: a process still holding the old key is refused at its next start')
+  return INTACT
+}
+
 /**
  * `ledger verify [--json] [--chain-only] [--full] [--public-key K]` over the database: from the
  * latest signed snapshot on (every checkpoint's signature and links, the rows since the

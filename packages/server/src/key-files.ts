@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import {
   decideLedgerSigningKey,
@@ -147,4 +147,38 @@ function writeLedgerPublicKeyFile(config: Config, key: LedgerSigningKey): void {
   } catch {
     // A read-only data dir: the processes that do not seal take HOOKLEDGER_LEDGER_PUBLIC_KEY instead.
   }
+}
+
+/**
+ * A rotation's new key, written beside the current one as `ledger-signing.key.new` (0600)
+ * before anything names it, so a rotation cut short can be finished with the key it made.
+ */
+export function stageLedgerSigningKey(config: Config, secret: string): void {
+  const fresh = path.join(config.HOOKLEDGER_DATA_DIR, `${LEDGER_SIGNING_KEY_FILE}.new`)
+  rmSync(fresh, { force: true })
+  writeFileSync(fresh, secret + '\n', { mode: 0o600, flag: 'wx' })
+}
+
+/** The key a rotation staged and did not put in place yet, or null. */
+export function readStagedLedgerSigningKey(config: Config): LedgerSigningKey | null {
+  try {
+    return parseLedgerSigningKey(readFileSync(path.join(config.HOOKLEDGER_DATA_DIR, `${LEDGER_SIGNING_KEY_FILE}.new`), 'utf8').trim())
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Puts the staged key in place of `<data dir>/ledger-signing.key`, keeping the key it held
+ * (`current`) as `ledger-signing.key.<its key id>.retired`: renamed over it, so a crash leaves
+ * one key or the other in place, never none.
+ */
+export function promoteStagedLedgerSigningKey(config: Config, current: LedgerSigningKey, staged: LedgerSigningKey): { retiredFile: string } {
+  const file = path.join(config.HOOKLEDGER_DATA_DIR, LEDGER_SIGNING_KEY_FILE)
+  const retiredFile = `${file}.${current.keyId}.retired`
+  // A hard link keeps the old key under its new name without writing the secret again.
+  if (!existsSync(retiredFile)) linkSync(file, retiredFile)
+  renameSync(`${file}.new`, file)
+  writeLedgerPublicKeyFile(config, staged)
+  return { retiredFile }
 }

@@ -32,6 +32,7 @@ const USAGE = `usage: hookledger <command>
   ledger verify --receipt F --public-key K    verify a delivery's receipt offline
   ledger export [--from P] [--to Q]           sealed history as JSON lines (verifiable with the public key)
   ledger public-key                           the key checkpoints are signed with
+  ledger rotate-key [--json]                  a new signing key, handed over to by the current one
   op <name> [--owner O] [--json '{…}']        run a declared operation
   mcp --owner O [--scopes admin,publish]      the operations as MCP tools over stdio
 
@@ -103,6 +104,10 @@ async function ledgerCommand(io: CliIo, config: Config, sub: string | undefined,
       return withDatabase(config, async ({ db, clock }) => cli.ledgerSnapshotCommand(db, io, { key: await sealingLedgerKey(config, db), now: () => clock.now(), json: values.json }))
     case 'archive':
       return withDatabase(config, async ({ db, clock }) => cli.ledgerArchiveCommand(db, io, { key: await sealingLedgerKey(config, db), now: () => clock.now(), ...values }))
+    case 'rotate-key': {
+      const { rotateLedgerSigningKey } = await import('./ledger-key-rotate.js')
+      return withDatabase(config, async ({ db, clock }) => cli.ledgerRotateKeyCommand(io, { rotated: await rotateLedgerSigningKey(config, db, clock), json: values.json }))
+    }
     case 'public-key':
       // This data dir's key, never a new one: no database needed.
       return cli.ledgerPublicKeyCommand(io, { publicKey: ownLedgerPublicKey(config, { secret: true })?.publicKey })
