@@ -7,7 +7,7 @@ import SlowFirstSequencer from './packages/testkit/src/slow-first-sequencer.js'
 const resolve = { conditions: ['source', ...defaultServerConditions] }
 
 /** One project per tier, named by the file suffix every spec already carries. */
-const tier = (name: 'unit' | 'int' | 'e2e' | 'faults', include: string[], timeoutMs: number): TestProjectInlineConfiguration => ({
+const tier = (name: 'unit' | 'int' | 'e2e' | 'faults' | 'tamper', include: string[], timeoutMs: number): TestProjectInlineConfiguration => ({
   resolve,
   ssr: { resolve },
   test: { name, include, pool: 'forks', testTimeout: timeoutMs, hookTimeout: timeoutMs },
@@ -28,6 +28,8 @@ export default defineConfig({
       tier('unit', ['packages/*/src/**/*.unit.spec.ts'], 10_000),
       tier('int', ['packages/*/src/**/*.int.spec.ts', 'examples/*/src/**/*.int.spec.ts'], 30_000),
       tier('e2e', ['tests/**/*.e2e.spec.ts'], 60_000),
+      // Every attack on history, as each database role (migration 0020): refused, or named by verify.
+      tier('tamper', ['tests/tamper/**/*.tamper.spec.ts'], 60_000),
       // Each fault file runs its own PostgreSQL and processes; at full scale a drain takes minutes.
       tier('faults', ['tests/faults/**/*.faults.spec.ts'], process.env['FAULTS_SCALE'] === 'full' ? 900_000 : 180_000),
     ],

@@ -12,7 +12,8 @@ import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { freePort } from '@hookledger/store'
 import { eventually, removeDataDir } from '@hookledger/testkit'
-import { ROOT } from './cli-process.js'
+import pg from 'pg'
+import { ROOT, runCli } from './cli-process.js'
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'hookledger-tour-'))
 const running: ChildProcess[] = []
@@ -25,6 +26,13 @@ afterAll(async () => {
   await Promise.all(running.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('close', r)))))
   removeDataDir(dataDir)
 })
+
+/** What a `hookledger` command prints on stdout, trimmed (it must succeed). */
+async function hookledgerOut(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const result = await runCli(args, env)
+  expect(result.code, result.stderr).toBe(0)
+  return result.stdout.trim()
+}
 
 /** The tour's first ```sh block, by terminal. */
 function tourTerminals(): string[] {
@@ -60,5 +68,24 @@ describe('the README tour', () => {
     expect(await second.exit, second.output()).toBe(0)
     expect(second.output()).toMatch(/"secret":"whsec_/)
     expect(second.output()).toMatch(/evt_\w+ booking\.created booking:\/\/42 — signature verified \(endpoint [0-9a-f-]+\)/)
+
+    // The service really runs as the least-privileged role, never as the cluster's superuser.
+    const reader = new pg.Client({ connectionString: await hookledgerOut(['database-url', '--role', 'reader'], env) })
+    await reader.connect()
+    try {
+      expect((await reader.query('select current_user as me')).rows[0].me).toBe('hookledger_reader')
+      const sessions = await reader.query(`select distinct usename::text as name from pg_stat_activity where datname = 'hookledger' and backend_type = 'client backend' and pid <> pg_backend_pid()`)
+      expect(sessions.rows.map((r: { name: string }) => r.name)).toEqual(['hookledger_service'])
+    } finally {
+      await reader.end()
+    }
+    const asService = new pg.Client({ connectionString: await hookledgerOut(['database-url', '--role', 'service'], env) })
+    await asService.connect()
+    try {
+      expect((await asService.query('select current_user as me')).rows[0].me).toBe('hookledger_service')
+      await expect(asService.query('delete from hookledger.ledger')).rejects.toThrow(/permission denied/)
+    } finally {
+      await asService.end()
+    }
   })
 })

@@ -3,7 +3,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createEventCatalog } from '@hookledger/core'
 import { createPublisher } from '@hookledger/publisher'
-import { engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { adminDbOf, engineHarness, type EngineHarness } from '@hookledger/testkit'
 import { createBookingsApp } from './bookings-app.js'
 import { bookingsTableEnsure, type BookingsDatabase } from './bookings-db.js'
 
@@ -18,8 +18,10 @@ afterEach(async () => {
 
 async function start(publisher = createPublisher()) {
   h = await engineHarness()
-  // The application's own pool: default search_path, its table in public.
-  appDb = new Kysely<BookingsDatabase>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: h.url, max: 2 }) }) })
+  // The application's own pool, as hookledger's publisher role (what `hookledger database-url`
+  // prints): default search_path, its table in public, which the embedded default lets it create.
+  await sql`grant create on schema public to ${sql.id(h.roleName('publisher'))}`.execute(adminDbOf(h.db))
+  appDb = new Kysely<BookingsDatabase>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: h.roleUrl('publisher'), max: 2 }) }) })
   await bookingsTableEnsure(appDb)
   return createBookingsApp({ db: appDb, publisher })
 }
@@ -36,7 +38,7 @@ describe('examples/bookings', () => {
     const { booking, event_id } = (await res.json()) as { booking: { id: string }; event_id: string }
     expect(event_id).toBe(`booking-created-${booking.id}`)
     expect((await app.request(`/bookings/${booking.id}`)).status).toBe(200)
-    const event = await sql<{ type: string; subject: string }>`select type, subject from hookledger.events where id = ${event_id}`.execute(appDb)
+    const event = await sql<{ type: string; subject: string }>`select type, subject from hookledger.events where id = ${event_id}`.execute(h.db)
     expect(event.rows).toEqual([{ type: 'booking.created', subject: `booking://${booking.id}` }])
     await h.step()
     expect(h.receiver.requests).toHaveLength(1)
@@ -54,7 +56,7 @@ describe('examples/bookings', () => {
     expect(await res.json()).toEqual({ error: 'the event was refused: unknown_event_type' })
     const left = await sql<{ bookings: string; events: string }>`
       select (select count(*) from public.bookings)::text as bookings, (select count(*) from hookledger.events)::text as events
-    `.execute(appDb)
+    `.execute(adminDbOf(h.db))
     expect(left.rows).toEqual([{ bookings: '0', events: '0' }])
   })
 })

@@ -33,6 +33,8 @@ export type ChainProblemKind =
   | 'checkpoint_altered'
   | 'checkpoint_sequence_broken'
   | 'chain_mismatch'
+  /** A row whose tx_id no transaction has had yet: written with a chosen tx_id, so the sealer would never reach it. */
+  | 'tx_id_forged'
 
 /** One finding; `position` names the row, `checkpoint` the seq whose range it is in. */
 export interface ChainProblem {

@@ -138,7 +138,7 @@ export const replayReportSchema = z.object({
   /** The differences kept (up to `max_differences`); the totals count them all. */
   differences: z.array(
     z.object({
-      table: z.enum(['endpoints', 'deliveries', 'endpoint_queue']),
+      table: z.enum(['endpoints', 'deliveries', 'endpoint_queue', 'events', 'api_tokens', 'access_codes', 'embeds']),
       key: z.string(),
       kind: differenceKind,
       columns: z.array(z.string()),
@@ -151,7 +151,10 @@ export const replayReportSchema = z.object({
   ),
   differences_total: z.number().int(),
   differences_omitted: z.number().int(),
-  difference_counts: z.object({ endpoints: differenceCounts, deliveries: differenceCounts, endpoint_queue: differenceCounts }),
+  difference_counts: z.object({
+    endpoints: differenceCounts, deliveries: differenceCounts, endpoint_queue: differenceCounts,
+    events: differenceCounts, api_tokens: differenceCounts, access_codes: differenceCounts, embeds: differenceCounts,
+  }),
 })
 
 export const ledgerReplayOp = defineOp({

@@ -74,6 +74,12 @@ export function loadCatalogFile(file: string): { file: string; entries: unknown[
  * `<checkout>/.hookledger`, wherever the command is run from: `npm start` in one terminal and
  * `npx hookledger …` in another (from any directory) find the same embedded cluster and key.
  */
+function postgresUrl(v: string): string {
+  const u = new URL(v)
+  if (!/^postgres(ql)?:$/.test(u.protocol)) throw new Error('must be a postgres:// URL')
+  return v
+}
+
 export const DEFAULT_DATA_DIR = fileURLToPath(new URL('../../../.hookledger', import.meta.url))
 
 /** Every setting, read from the environment and validated once, at start. */
@@ -86,11 +92,9 @@ export const configSchema = z.object({
     if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`must be an integer from 0 to 65535, got "${v}"`)
     return n
   }),
-  DATABASE_URL: checked((v) => {
-    const u = new URL(v)
-    if (!/^postgres(ql)?:$/.test(u.protocol)) throw new Error('must be a postgres:// URL')
-    return v
-  }),
+  DATABASE_URL: checked(postgresUrl),
+  /** A URL that may migrate and create roles, when DATABASE_URL is the service's own (unprivileged) one. */
+  HOOKLEDGER_MIGRATE_URL: checked(postgresUrl),
   HOOKLEDGER_DB_SCHEMA: z.string().optional().transform((v, ctx) => {
     if (v === undefined || v === '') return DEFAULT_DB_SCHEMA
     try {

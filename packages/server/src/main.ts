@@ -10,8 +10,10 @@ import { startupErrorLine } from './startup-error.js'
 const USAGE = `usage: hookledger <command>
 
   serve [--role api|worker|all] [--port N]   API + dispatcher (default: all)
-  migrate                                     apply database migrations
-  database-url                                print the database's URL (credentials included), for an app sharing it
+  migrate                                     create the roles, apply migrations as the owner, grant (prints what it did)
+  db grant                                    create the database roles and re-apply their grants (prints what it did)
+  database-url [--role publisher|service|reader]
+                                              a role's URL (credentials included); publisher: for an app that publishes
   listen [--port 9000] [--secret whsec_…] [--status 204] [--count N] [--json]
                                               a local receiver that checks each request's signature and prints it
   token create --owner O --scopes admin,publish [--label L] [--json | --quiet]
@@ -43,10 +45,10 @@ HOOKLEDGER_MASTER_KEY, HOOKLEDGER_EGRESS_ALLOW, HOOKLEDGER_CATALOG_FILE, LOG_LEV
 type OpenDb = Awaited<ReturnType<typeof import('./service.js').openDatabase>>
 
 /** Runs a command that needs only the database, then closes it. */
-async function withDatabase(config: Config, fn: (db: OpenDb) => Promise<number>): Promise<number> {
+async function withDatabase(config: Config, fn: (db: OpenDb) => Promise<number>, options: { onRoleAction?: (line: string) => void } = {}): Promise<number> {
   const { createLogger, openDatabase } = await import('./service.js')
   const log = createLogger({ LOG_LEVEL: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL }, process.stderr)
-  const database = await openDatabase(config, log, 2)
+  const database = await openDatabase(config, log, 2, options)
   try {
     return await fn(database)
   } finally {
@@ -165,11 +167,22 @@ async function run(io: CliIo, env: NodeJS.ProcessEnv, command: string | undefine
     case 'mcp':
       return (await import('./mcp-command.js')).mcpCommand(config, argv)
     case 'migrate':
-      return withDatabase(config, async () => (io.out('migrated'), 0))
-    case 'database-url':
-      // For an application that publishes into hookledger's database (examples/bookings):
-      // the embedded cluster's generated credentials are otherwise only in the data dir.
-      return withDatabase(config, async ({ url }) => (io.out(url), 0))
+      return withDatabase(config, async () => (io.out('migrated'), 0), { onRoleAction: (line) => io.out(line) })
+    case 'db':
+      if (sub !== 'grant') return null
+      // The roles and grants, created or re-applied, each thing done on its own line.
+      return withDatabase(config, async () => (io.out('granted'), 0), { onRoleAction: (line) => io.out(line) })
+    case 'database-url': {
+      // For an application that publishes into hookledger's database (examples/bookings): by
+      // default the publisher role's URL, which may call the publish function and nothing else.
+      const { values } = parseArgs({ args: argv, options: { role: { type: 'string', default: 'publisher' } } })
+      const role = values.role as string
+      if (role !== 'service' && role !== 'publisher' && role !== 'reader') {
+        io.err(`hookledger database-url: --role must be one of service, publisher, reader (got ${role})`)
+        return 2
+      }
+      return withDatabase(config, async ({ roleUrls }) => (io.out(roleUrls[role]), 0))
+    }
     case 'listen':
       return (await import('./listen-command.js')).listenCommand(config, argv, io)
     case 'token':

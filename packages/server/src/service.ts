@@ -21,8 +21,14 @@ import {
   createPgNotifier,
   DatabaseClock,
   createTableEmbedAdmits,
+  installRoleNamesOf,
+  LOGIN_ROLES,
   migrateToLatest,
+  migrationsPending,
   openEmbeddedDatabase,
+  rolePassword,
+  roleUrl,
+  type LoginRole,
   type Db,
   type EmbedAdmits,
   type EmbeddedDatabase,
@@ -73,7 +79,12 @@ export function createLogger(
 /** An open database: Kysely over a small pool, plus what is needed to close it. */
 export interface OpenDatabase {
   readonly db: Db
+  /** The URL this process connects with (the service role's). */
   readonly url: string
+  /** The URL that may migrate (and create roles): DATABASE_URL, or the embedded cluster's account. */
+  readonly migrateUrl: string
+  /** Each login role's URL (`hookledger database-url --role R`). */
+  readonly roleUrls: Readonly<Record<LoginRole, string>>
   /** The database's clock (see store's DatabaseClock): every rule of this process reads it. */
   readonly clock: Clock
   close(): Promise<void>
@@ -88,7 +99,7 @@ export async function openDatabase(
   config: Config,
   log: Pino,
   poolSize = 4,
-  options: { waitForDatabase?: { signal: AbortSignal } } = {},
+  options: { waitForDatabase?: { signal: AbortSignal }; onRoleAction?: (line: string) => void } = {},
 ): Promise<OpenDatabase> {
   let embedded: EmbeddedDatabase | null = null
   let url = config.DATABASE_URL
@@ -104,25 +115,87 @@ export async function openDatabase(
     await admin.end()
     url = embedded.url('hookledger')
   }
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 10_000 })
+  const schema = config.HOOKLEDGER_DB_SCHEMA
+  // Migrate as a privileged role (the migrate URL, else DATABASE_URL or the embedded cluster's
+  // own account), then connect as the service role, which owns nothing (migration 0020).
+  const migrateUrl = config.HOOKLEDGER_MIGRATE_URL ?? url
+  const passwords = installRolePasswords(loadMasterKey(config), schema)
+  const { serviceUrl, roleUrls } = await migrateAsOwner({
+    migrateUrl, url, schema, passwords, log, embedded: embedded !== null, ...options,
+    ...(options.onRoleAction ? { onAction: options.onRoleAction } : {}),
+  })
+  const pool = new pg.Pool({ connectionString: serviceUrl, max: poolSize, connectionTimeoutMillis: 10_000 })
   // A connection dropped by the server (restart, failover, shutdown) must never crash the
   // process: an idle one is replaced by the pool on next use, and one checked out fails the
   // query in flight (its unit of work is retried or rescued) — its 'error' event is handled here.
   pool.on('error', (err) => log.debug({ err: err.message }, 'database:idle_connection_error'))
   pool.on('connect', (client) => client.on('error', (err) => log.debug({ err: err.message }, 'database:connection_error')))
-  const db = createDb(pool, { schema: config.HOOKLEDGER_DB_SCHEMA })
-  if (options.waitForDatabase) await untilReachable(db, log, options.waitForDatabase.signal)
-  await migrateToLatest(db)
+  const db = createDb(pool, { schema })
+  const pending = await migrationsPending(db).catch(() => [])
+  if (pending.length > 0) throw new StartupError(`the database lacks migrations ${pending.join(', ')}: run \`hookledger migrate\` with HOOKLEDGER_MIGRATE_URL set to a role that may create roles`)
   const clock = await DatabaseClock.start(db, { logger: log })
   return {
     db,
-    url,
+    url: serviceUrl,
+    migrateUrl,
+    roleUrls,
     clock,
     close: async () => {
       clock.stop()
       await db.destroy()
       await embedded?.stop()
     },
+  }
+}
+
+/** The login roles' passwords of this install, derived from its master key (store's rolePassword). */
+export function installRolePasswords(secret: Uint8Array, schema: string): Record<LoginRole, string> {
+  return Object.fromEntries(LOGIN_ROLES.map((role) => [role, rolePassword(secret, role, schema)])) as Record<LoginRole, string>
+}
+
+/**
+ * Migrates over `migrateUrl` when it may (a superuser, a role with CREATEROLE, or the owner):
+ * creates the roles with `passwords`, migrates as the owner, grants. Returns the URL the
+ * service connects with: the service role's, on the host of `url`. A `url` that is already an
+ * unprivileged role (a deployment that hands out only the service's credential, migrating
+ * apart) is used as it is.
+ */
+async function migrateAsOwner(params: {
+  migrateUrl: string
+  url: string
+  schema: string
+  passwords: Record<LoginRole, string>
+  log: Pino
+  /** The embedded default: the publisher role may also create tables in `public`, for an application sharing the cluster (examples/bookings). */
+  embedded: boolean
+  waitForDatabase?: { signal: AbortSignal }
+  onAction?: (line: string) => void
+}): Promise<{ serviceUrl: string; roleUrls: Record<LoginRole, string> }> {
+  const admin = createDb(new pg.Pool({ connectionString: params.migrateUrl, max: 1, connectionTimeoutMillis: 10_000 }), { schema: params.schema })
+  try {
+    if (params.waitForDatabase) await untilReachable(admin, params.log, params.waitForDatabase.signal)
+    const me = (
+      await sql<{ name: string; privileged: boolean }>`
+        select current_user as name, (rolsuper or rolcreaterole) as privileged from pg_roles where rolname = current_user
+      `.execute(admin)
+    ).rows[0]!
+    const roles = await installRoleNamesOf(admin, params.schema)
+    const roleUrls = Object.fromEntries(LOGIN_ROLES.map((r) => [r, roleUrl(params.url, roles[r], params.passwords[r])])) as Record<LoginRole, string>
+    if (!me.privileged) {
+      if (params.migrateUrl !== params.url || me.name !== roles.service) {
+        throw new StartupError(`the database role ${me.name} may not create roles: set HOOKLEDGER_MIGRATE_URL (or DATABASE_URL) to a superuser or a role with CREATEROLE, or connect as ${roles.service} after \`hookledger migrate\``)
+      }
+      return { serviceUrl: params.url, roleUrls }
+    }
+    const say = params.onAction ?? ((line: string) => params.log.info({ action: line }, 'database:roles'))
+    await migrateToLatest(admin, undefined, { passwords: params.passwords, onAction: say })
+    if (params.embedded) {
+      await sql`grant create on schema public to ${sql.id(roles.publisher)}`.execute(admin)
+      say(`${roles.publisher}: create on schema public (the embedded default: an application sharing the cluster keeps its own tables there)`)
+    }
+    return { serviceUrl: roleUrls.service, roleUrls }
+  } finally {
+    await admin.destroy()
   }
 }
 

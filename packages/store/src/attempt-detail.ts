@@ -11,7 +11,8 @@ export interface AttemptAnswerFacts {
 
 /**
  * What the attempt history needs beyond the `delivery_attempts` view to show each attempt's
- * request and response: the answer facts of each entry, the event (null once pruned), and the
+ * request and response: the answer facts of each entry, the event (null once pruned, or when
+ * it no longer matches what its ledger entry committed to), and the
  * endpoint's URL as each `endpoint.created` / `endpoint.updated` set it (the URL an attempt
  * went to is the last one set before it).
  */
@@ -33,9 +34,14 @@ export async function attemptDetailFacts(
       from ledger where delivery_id = ${delivery.id}::uuid and owner_id = ${owner_id}
         and kind = 'delivery.attempted'
     `.execute(db),
+    // The event only as its `event.published` entry commits to it (type, subject, the SHA-256 of
+    // its data): a row edited behind the ledger shows no request body, as if pruned.
     sql<ThinEvent>`
-      select id, type, subject, occurred_at, data from events
-      where owner_id = ${owner_id} and id = ${delivery.event_id}
+      select e.id, e.type, e.subject, e.occurred_at, e.data from events e
+      join ledger l on l.kind = 'event.published' and l.owner_id = e.owner_id and l.event_id = e.id
+      where e.owner_id = ${owner_id} and e.id = ${delivery.event_id}
+        and l.payload ->> 'type' = e.type and l.payload ->> 'subject' = e.subject
+        and l.payload ->> 'data_sha256' = encode(sha256(convert_to(e.data::text, 'UTF8')), 'hex')
     `.execute(db),
     sql<{ position: string; url: string }>`
       select position, payload ->> 'url' as url from ledger

@@ -8,10 +8,12 @@
  *   functions and nothing else: it cannot read a table.
  * - `reader` (console reads, later replicas) may SELECT and nothing else.
  *
- * Role names are cluster-wide in PostgreSQL; the default schema's are `hookledger_<role>`,
- * another schema's `hookledger_<schema>_<role>`.
+ * Role names are cluster-wide in PostgreSQL, so they name the install: in database
+ * `hookledger` and schema `hookledger` (the embedded default) `hookledger_<role>`; elsewhere
+ * `hookledger_<database>_<schema>_<role>` (the default schema's name left out). A credential
+ * of one install never opens another install's database on the same server.
  */
-import { createHmac } from 'node:crypto'
+import { createHash, createHmac } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
 import { DEFAULT_DB_SCHEMA } from '@hookledger/core'
 
@@ -25,9 +27,21 @@ export interface InstallRoleNames {
   readonly reader: string
 }
 
-export function installRoleNames(schema: string = DEFAULT_DB_SCHEMA): InstallRoleNames {
-  const prefix = schema === DEFAULT_DB_SCHEMA ? 'hookledger' : `hookledger_${schema}`
+export function installRoleNames(schema: string, database: string): InstallRoleNames {
+  const parts = ['hookledger', ...(database === DEFAULT_DATABASE ? [] : [database]), ...(schema === DEFAULT_DB_SCHEMA ? [] : [schema])]
+  let prefix = parts.join('_').toLowerCase().replace(/[^a-z0-9_]/g, '_')
+  // PostgreSQL keeps 63 bytes of a name: a long install name is cut and made unique by a hash.
+  if (prefix.length > 50) prefix = `${prefix.slice(0, 39)}_${createHash('sha256').update(parts.join('\0')).digest('hex').slice(0, 10)}`
   return { owner: `${prefix}_owner`, service: `${prefix}_service`, publisher: `${prefix}_publisher`, reader: `${prefix}_reader` }
+}
+
+/** The database the embedded default creates, whose roles are plain `hookledger_<role>`. */
+export const DEFAULT_DATABASE = 'hookledger'
+
+/** The role names of the install `db` is connected to (its database and schema). */
+export async function installRoleNamesOf(db: Kysely<any>, schema: string): Promise<InstallRoleNames> {
+  const database = (await sql<{ name: string }>`select current_database() as name`.execute(db)).rows[0]!.name
+  return installRoleNames(schema, database)
 }
 
 /**
@@ -73,7 +87,7 @@ export async function databaseRolesEnsure(
   db: Kysely<any>,
   params: { schema: string; passwords?: Partial<Record<LoginRole, string>> },
 ): Promise<RolesApplied> {
-  const roles = installRoleNames(params.schema)
+  const roles = await installRoleNamesOf(db, params.schema)
   const actions: string[] = []
   const existing = new Set(
     (await sql<{ rolname: string }>`select rolname from pg_roles where rolname = any(${Object.values(roles)}::text[])`.execute(db)).rows.map((r) => r.rolname),
@@ -108,7 +122,7 @@ export async function databaseRolesEnsure(
  * by whoever migrated it). Run by a superuser or a member of the owner role.
  */
 export async function schemaOwnershipEnsure(db: Kysely<any>, schema: string): Promise<string[]> {
-  const roles = installRoleNames(schema)
+  const roles = await installRoleNamesOf(db, schema)
   const actions: string[] = []
   const schemaOwner = (await sql<{ owner: string | null }>`select nspowner::regrole::text as owner from pg_namespace where nspname = ${schema}`.execute(db)).rows[0]?.owner
   if (schemaOwner === undefined || schemaOwner === null) {
@@ -150,7 +164,7 @@ export async function schemaOwnershipEnsure(db: Kysely<any>, schema: string): Pr
  * calls its functions, the publisher calls publish, the reader reads. Run as the owner.
  */
 export async function databaseGrantsApply(db: Kysely<any>, schema: string): Promise<string[]> {
-  const r = installRoleNames(schema)
+  const r = await installRoleNamesOf(db, schema)
   const s = sql.id(schema)
   const all = sql.join([sql.id('public'), sql.id(r.service), sql.id(r.publisher), sql.id(r.reader)])
   const statements = [

@@ -46,6 +46,7 @@ export async function ledgerChainVerify(
 ): Promise<ChainVerification & { ms: number; start: ChainVerifyStart }> {
   const started = performance.now()
   const verifier = new LedgerChainVerifier({ publicKey: params.publicKey, maxProblems: params.maxProblems ?? 1000 })
+  let forged: { position: string; kind: string; tx_id: string }[] = []
   const start = await db
     .transaction()
     .setIsolationLevel('repeatable read')
@@ -88,9 +89,24 @@ export async function ledgerChainVerify(
       }
       // Checkpoints after the last row (count 0, or rows deleted since) still get checked.
       while (next < headers.length) await pushNext()
+      // Every real transaction id is below this snapshot's xmax: a row above it was written with
+      // a tx_id of someone's choosing, never to be sealed (and shown as history all the same).
+      forged = (
+        await sql<{ position: string; kind: string; tx_id: string }>`
+          select position::text, kind, tx_id::text from ledger where tx_id >= pg_snapshot_xmax(pg_current_snapshot()) order by position limit 100
+        `.execute(trx)
+      ).rows
       return start
     })
-  return { ...verifier.finish(), ms: Math.round(performance.now() - started), start }
+  const verdict = verifier.finish()
+  if (forged.length === 0) return { ...verdict, ms: Math.round(performance.now() - started), start }
+  const problems = [
+    ...verdict.problems,
+    ...forged.map((r) => ({ kind: 'tx_id_forged' as const, position: r.position, checkpoint: null, detail: `${r.kind} at position ${r.position} carries tx_id ${r.tx_id}, which no transaction has had` })),
+  ]
+  const lowest = forged.map((r) => BigInt(r.position)).reduce((a, b) => (a < b ? a : b))
+  const firstBadPosition = verdict.firstBadPosition === null || lowest < BigInt(verdict.firstBadPosition) ? lowest.toString() : verdict.firstBadPosition
+  return { ...verdict, ok: false, problems, firstBadPosition, ms: Math.round(performance.now() - started), start }
 }
 
 /** After which checkpoint the rows are read, and why (see ledgerChainVerify). */

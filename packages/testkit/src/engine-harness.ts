@@ -46,7 +46,8 @@ export interface HarnessOptions {
  * a script, and the real dispatcher driven one `step()` at a time on a fake clock.
  */
 export async function engineHarness(options: HarnessOptions = {}) {
-  const database: TestDatabase = options.database ?? (await testDatabase())
+  // The engine runs as the service's own database role, as `serve` does (migration 0020).
+  const database: TestDatabase = options.database ?? (await testDatabase({ role: 'service' }))
   const clock = new FakeClock(options.start)
   const receiver = await new TestReceiver(options.reply).start()
   const secretBox = createSecretBox(options.masterKey ?? generateMasterKey())
@@ -74,6 +75,9 @@ export async function engineHarness(options: HarnessOptions = {}) {
   return {
     db: database.db,
     url: database.url,
+    /** This database as one of the install's login roles, and that role's name. */
+    roleUrl: database.roleUrl,
+    roleName: (role: 'service' | 'publisher' | 'reader') => new URL(database.roleUrl(role)).username,
     clock,
     receiver,
     dispatcher,

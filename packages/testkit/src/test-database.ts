@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { inject } from 'vitest'
-import { createDb, installRoleNames, roleUrl, type Db } from '@hookledger/store'
+import { createDb, DEFAULT_DB_SCHEMA, installRoleNames, migrateToLatest, roleUrl, type Db } from '@hookledger/store'
 import { TEMPLATE_DB, TEST_ROLE_PASSWORDS } from './global-setup.js'
 
 /** A database of its own for the calling test, cloned from the migrated template. */
@@ -11,7 +11,18 @@ export interface TestDatabase {
   readonly name: string
   /** The URL of this database as one of the install's login roles (migration 0020). */
   roleUrl(role: 'service' | 'publisher' | 'reader'): string
+  /** A superuser's handle on the same database (`db` itself when it is one). */
+  admin(): Db
   close(): Promise<void>
+}
+
+const adminOf = new WeakMap<object, () => Db>()
+
+/** The superuser's handle on the database `db` (a test database's own handle) is open on. */
+export function adminDbOf(db: Db): Db {
+  const admin = adminOf.get(db)
+  if (!admin) throw new Error('not a test database handle')
+  return admin()
 }
 
 /**
@@ -37,17 +48,33 @@ export async function testDatabase(options: { poolSize?: number; empty?: boolean
     await admin.end()
   }
   const url = Object.assign(new URL(serverUrl), { pathname: `/${name}` }).toString()
-  const urlAs = (role: 'service' | 'publisher' | 'reader') => roleUrl(url, installRoleNames(options.schema)[role], TEST_ROLE_PASSWORDS[role])
-  const pool = new pg.Pool({ connectionString: options.role ? urlAs(options.role) : url, max: options.poolSize ?? 4 })
-  pool.on('error', () => {}) // idle connections dropped at teardown
-  const db = createDb(pool, options.schema ? { schema: options.schema } : {})
+  const urlAs = (role: 'service' | 'publisher' | 'reader') => roleUrl(url, installRoleNames(options.schema ?? DEFAULT_DB_SCHEMA, name)[role], TEST_ROLE_PASSWORDS[role])
+  const open = (connectionString: string, max: number) => {
+    const pool = new pg.Pool({ connectionString, max })
+    pool.on('error', () => {}) // idle connections dropped at teardown
+    return createDb(pool, options.schema ? { schema: options.schema } : {})
+  }
+  if (!options.empty) {
+    // The clone's own roles (named after its database, as every install's are), its objects
+    // handed to its owner and the grants: what `migrate` does for a new install.
+    const setup = open(url, 1)
+    await migrateToLatest(setup, undefined, { passwords: TEST_ROLE_PASSWORDS })
+    await setup.destroy()
+  }
+  const db = open(options.role ? urlAs(options.role) : url, options.poolSize ?? 4)
+  // The superuser's handle on the same database, for what a test forges behind the functions.
+  let superuser: Db | null = options.role ? null : db
+  const adminDb = () => (superuser ??= open(url, 2))
+  adminOf.set(db, adminDb)
   return {
     url,
     db,
     name,
     roleUrl: urlAs,
+    admin: adminDb,
     close: async () => {
       await db.destroy()
+      if (superuser !== null && superuser !== db) await superuser.destroy()
     },
   }
 }

@@ -8,7 +8,7 @@ import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 import { BUSY_SNOOZE_MS, DeliveryOutcome, JOB_TIMEOUT_MS } from '@hookledger/core'
 import { deliveryClaim, deliverySettle, endpointDelete } from '@hookledger/store'
-import { engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { adminDbOf, engineHarness, type EngineHarness } from '@hookledger/testkit'
 
 const s = 1_000
 
@@ -65,7 +65,7 @@ describe('endpoint lease', () => {
     const gate = new Promise<void>((r) => (release = r))
     let rowLocked!: () => void
     const locked = new Promise<void>((r) => (rowLocked = r))
-    const otherWorker = h.db.transaction().execute(async (trx) => {
+    const otherWorker = adminDbOf(h.db).transaction().execute(async (trx) => {
       await sql`select id from endpoints where id = ${endpoint.id}::uuid for update`.execute(trx)
       rowLocked()
       await gate
