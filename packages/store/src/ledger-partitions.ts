@@ -7,8 +7,14 @@ import type { ArchiveDescription } from '@hookledger/core'
 import { sql } from 'kysely'
 import type { Db } from './database.js'
 
-/** Positions per ledger partition (≈ 250,000 deliveries at four rows each). */
-export const LEDGER_PARTITION_ROWS = 1_000_000
+/**
+ * Positions per ledger partition: ≈ 11.6M deliveries at 4.3 rows each (~65 min at 3,000
+ * deliveries/s, ~13 days at 10/s), ≈ 19 GB on disk. A partition is the unit of retention (an
+ * archive drops whole ones), and every read not bounded by position plans and probes each one,
+ * so their number must stay in the tens to low hundreds (db/migrations/0001_baseline.sql says
+ * why this size).
+ */
+export const LEDGER_PARTITION_ROWS = 50_000_000
 
 /** How many partitions are kept ready past the next position to be drawn. */
 export const LEDGER_PARTITIONS_AHEAD = 2

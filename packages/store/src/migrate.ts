@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely'
+import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely'
 import type { Db } from './database.js'
 import { dbSchemaOf } from './db-handle.js'
 import { databaseGrantsApply, databaseRolesEnsure, installRoleNames, schemaOwnershipEnsure, type LoginRole } from './database-roles.js'
@@ -41,9 +41,7 @@ const MIGRATION_LOCK_TABLE = 'schema_migration_lock'
 
 /** Migrations this code knows that the database has not applied (readiness: none). */
 export async function migrationsPending(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
-  // Before 0014 moves it, a deployment's migration record is still in `public`.
-  const tableSchema = (await migrationRecordUnmoved(db)) ? 'public' : dbSchemaOf(db)
-  return (await migratorFor(db, dir, tableSchema).getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name)
+  return (await migratorFor(db, dir).getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name)
 }
 
 /** What a migration run did to the install's roles and grants (for `hookledger db grant`). */
@@ -93,37 +91,11 @@ async function rolesAndOwnership(db: Db, schema: string, options: MigrateOptions
   })
 }
 
-/**
- * Creates the configured schema, and moves the migration tables of a deployment from before
- * migration 0014 (they lived in `public`, with everything else) into it, so the migrator finds
- * 0001–0013 applied and runs 0014, which moves the rest. Under an advisory lock,
- * so two processes starting at once move them once.
- */
+/** Creates the configured schema (under an advisory lock: two processes starting at once). */
 async function schemaPrepare(db: Db): Promise<void> {
   const schema = dbSchemaOf(db)
   await db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtext('hookledger_schema_prepare'))`.execute(trx)
     await sql`create schema if not exists ${sql.id(schema)}`.execute(trx)
-    // (The transaction is not the handle the schema is registered on: name it.)
-    if (!(await migrationRecordUnmovedIn(trx, schema))) return
-    for (const table of [MIGRATION_TABLE, MIGRATION_LOCK_TABLE]) {
-      await sql`alter table if exists ${sql.id('public', table)} set schema ${sql.id(schema)}`.execute(trx)
-    }
   })
-}
-
-/** True when `public` holds hookledger's migration record (0001 applied there) and the schema holds none. */
-const migrationRecordUnmoved = (db: Db) => migrationRecordUnmovedIn(db, dbSchemaOf(db))
-
-async function migrationRecordUnmovedIn(db: Kysely<any>, schema: string): Promise<boolean> {
-  if (schema === 'public') return false
-  const found = await sql<{ here: boolean; legacy: boolean }>`
-    select to_regclass(${`"${schema}".${MIGRATION_TABLE}`}) is not null as here,
-           to_regclass(${`public.${MIGRATION_TABLE}`}) is not null and to_regclass('public.ledger') is not null as legacy
-  `.execute(db)
-  const { here, legacy } = found.rows[0]!
-  if (here || !legacy) return false
-  // Another tool's table of the same name is not hookledger's record.
-  const ours = await sql`select 1 from public.schema_migration where name = '0001_ledger_and_projections'`.execute(db)
-  return ours.rows.length > 0
 }
