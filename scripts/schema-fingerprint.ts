@@ -1,7 +1,8 @@
 /**
  * A canonical, sorted text description of one schema, read from pg_catalog: two databases with
  * the same fingerprint have the same tables, columns, constraints, indexes, views, functions,
- * triggers, storage parameters, partitions, owners and grants (not the same rows).
+ * triggers, storage parameters, partitions, owners, grants and default privileges (not the same
+ * rows).
  *
  *     npx tsx --conditions=source scripts/schema-fingerprint.ts <database-url> [schema]
  *
@@ -152,6 +153,15 @@ export async function schemaFingerprint(client: pg.ClientBase, schema: string): 
     where n.nspname = $1 and t.typrelid = 0 and t.typelem = 0
   `)) {
     add(`type ${r['name']}`, `type ${r['name']}: ${r['type']} ${r['labels'] ?? ''}`)
+  }
+
+  // Default privileges in the schema (what objects made later, e.g. partitions, are granted).
+  for (const r of await q(`
+    select d.defaclrole::regrole::text as role, d.defaclobjtype::text as type, d.defaclacl::text as acl
+    from pg_default_acl d join pg_namespace n on n.oid = d.defaclnamespace
+    where n.nspname = $1
+  `)) {
+    add(`default-acl ${r['role']} ${r['type']}`, `default privileges of ${r['role']} on ${r['type']}: ${acl(r['acl'])}`)
   }
 
   const owner = (await q(`select nspowner::regrole::text as owner, nspacl::text as acl from pg_namespace where nspname = $1`))[0]
