@@ -26,6 +26,15 @@ describe('as the owner or a superuser, every forgery is named by ledger verify',
     return ledgerVerify(t.service, { publicKey, full })
   }
 
+  it('even a superuser, triggers on, is refused: the ledger append-only, the projections one door', async () => {
+    t = await tamperInstall()
+    await expect(sql`update ledger set actor = 'forger'`.execute(t.admin)).rejects.toThrow(/the ledger is append-only: UPDATE/)
+    await expect(sql`delete from ledger_checkpoints`.execute(t.admin)).rejects.toThrow(/the ledger is append-only: DELETE/)
+    await expect(sql`truncate ledger`.execute(t.admin)).rejects.toThrow(/the ledger is append-only: TRUNCATE/)
+    await expect(sql`update deliveries set attempts = 0`.execute(t.admin)).rejects.toThrow(/refused: projections change only through hookledger_write/)
+    await expect(sql`update events set data = '{}'`.execute(t.admin)).rejects.toThrow(/refused: projections change only through hookledger_write/)
+  })
+
   it("an event's data edited: the events table differs from its event.published entry", async () => {
     const verdict = await forgedThenVerified((t) =>
       bypassLedgerGuards(t.service, (trx) => sql`update events set data = '{"forged": true}' where id = 'evt_tamper_a'`.execute(trx)).then(() => {}),

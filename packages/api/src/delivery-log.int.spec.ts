@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { sql } from 'kysely'
 import { deliveryLogQuery } from '@hookledger/store'
-import { bypassLedgerGuards, engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { adminDbOf, bypassLedgerGuards, engineHarness, type EngineHarness } from '@hookledger/testkit'
 import { testApi, type TestApi } from './testing.js'
 
 let h: EngineHarness
@@ -86,8 +86,9 @@ describe('deliveries.list: the delivery log across endpoints', () => {
         from generate_series(1, 20000) i
       `.execute(trx),
     )
-    await sql`analyze deliveries`.execute(h.db)
-    await sql`analyze endpoints`.execute(h.db)
+    // Statistics are the owner's to gather (the service role may not analyze).
+    await sql`analyze deliveries`.execute(adminDbOf(h.db))
+    await sql`analyze endpoints`.execute(adminDbOf(h.db))
     const plan = async (q: ReturnType<typeof deliveryLogQuery>) =>
       (await sql<{ 'QUERY PLAN': string }>`explain ${q}`.execute(h.db)).rows.map((r) => r['QUERY PLAN']).join('\n')
     const first = await plan(deliveryLogQuery('owner_1', { limit: 51 }))

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { sql } from 'kysely'
 import { endpointAttemptsQuery } from '@hookledger/store'
-import { bypassLedgerGuards, engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { adminDbOf, bypassLedgerGuards, engineHarness, type EngineHarness } from '@hookledger/testkit'
 import { testApi, type TestApi } from './testing.js'
 
 let h: EngineHarness
@@ -109,7 +109,7 @@ describe('webhooks.stats: endpoint health from the attempt history', () => {
         from generate_series(1, 30000) i
       `.execute(trx),
     )
-    await sql`analyze ledger`.execute(h.db)
+    await sql`analyze ledger`.execute(adminDbOf(h.db))
     const now = new Date()
     const q = endpointAttemptsQuery('default', endpoint.id, new Date(now.getTime() - 7 * 24 * HOUR), now)
     const plan = (await sql<{ 'QUERY PLAN': string }>`explain ${q}`.execute(h.db)).rows.map((r) => r['QUERY PLAN']).join('\n')

@@ -3,7 +3,7 @@ import { sql, type Kysely } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 import { EVENTS_CHANNEL, eventsChannel } from '@hookledger/core'
 import { eventInsert } from '@hookledger/store'
-import { engineHarness, eventually, testDatabase, type EngineHarness } from '@hookledger/testkit'
+import { adminDbOf, engineHarness, eventually, testDatabase, type EngineHarness } from '@hookledger/testkit'
 import { createPublisher, publish, publishMany, PublishError } from './index.js'
 
 let open: { close(): Promise<unknown> }[] = []
@@ -104,7 +104,7 @@ describe('publish inside the application’s transaction', () => {
     // b waits on a's row (the unique key) until a commits, then finds it there.
     const second = publish(b, booking('evt_race'))
     await eventually('b to wait on a\'s lock', async () =>
-      (await sql<{ w: string | null }>`select wait_event_type as w from pg_stat_activity where pid = ${bPid}`.execute(h.db)).rows[0]?.w === 'Lock')
+      (await sql<{ w: string | null }>`select wait_event_type as w from pg_stat_activity where pid = ${bPid}`.execute(adminDbOf(h.db))).rows[0]?.w === 'Lock')
     await a.query('commit')
     expect(await second).toBe('evt_race')
     await b.query('commit')

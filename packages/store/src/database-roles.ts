@@ -175,6 +175,8 @@ export async function databaseGrantsApply(db: Kysely<any>, schema: string): Prom
     sql`grant usage on schema ${s} to ${sql.join([sql.id(r.service), sql.id(r.publisher), sql.id(r.reader)])}`,
     sql`grant select on all tables in schema ${s} to ${sql.join([sql.id(r.service), sql.id(r.reader)])}`,
     sql`grant select on all sequences in schema ${s} to ${sql.join([sql.id(r.service), sql.id(r.reader)])}`,
+    // Partitions made later (hookledger_ledger_partitions_ahead, as the owner) are readable as they come.
+    sql`alter default privileges for role ${sql.id(r.owner)} in schema ${s} grant select on tables to ${sql.join([sql.id(r.service), sql.id(r.reader)])}`,
     ...LOCKED_TABLES.map((t) => sql`grant update (id) on ${sql.id(schema, t)} to ${sql.id(r.service)}`),
     ...SERVICE_FUNCTIONS.map((f) => sql`grant execute on function ${s}.${sql.raw(f)} to ${sql.id(r.service)}`),
     ...PUBLISHER_FUNCTIONS.map((f) => sql`grant execute on function ${s}.${sql.raw(f)} to ${sql.id(r.publisher)}`),

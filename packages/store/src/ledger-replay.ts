@@ -217,7 +217,7 @@ export async function ledgerReplayVerify(db: Db, options: ReplayOptions = {}): P
         }
         for (let i = drift.rows.length; i < drift.total; i++) sink.count('endpoint_queue', 'changed')
         // Events, tokens, access codes and embeds: what the ledger commits to beside the projections.
-        const side = await sideTablesDrift(trx, Math.max(0, maxDifferences - sink.kept.length))
+        const side = await sideTablesDrift(trx, Math.max(0, maxDifferences - sink.kept.length), { archived: (await archivedThrough(trx)) !== null })
         for (const d of side.rows) {
           sink.add({ table: d.table, key: d.key, kind: d.kind, columns: changedColumns(d.live, d.replayed), live: d.live, replayed: d.replayed, ...(d.position ? { position: d.position } : {}) })
         }

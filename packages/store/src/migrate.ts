@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely'
 import type { Db } from './database.js'
 import { dbSchemaOf } from './db-handle.js'
-import { databaseGrantsApply, databaseRolesEnsure, installRoleNames, schemaOwnershipEnsure, type LoginRole } from './database-roles.js'
+import { databaseGrantsApply, databaseRolesEnsure, installRoleNamesOf, schemaOwnershipEnsure, type LoginRole } from './database-roles.js'
 
 /** Where the numbered, forward-only SQL migrations live. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../db/migrations/', import.meta.url))
@@ -62,7 +62,7 @@ export async function migrateToLatest(db: Db, dir = MIGRATIONS_DIR, options: Mig
   await schemaPrepare(db)
   const applied = await rolesAndOwnership(db, schema, options)
   applied.forEach(say)
-  const roles = installRoleNames(schema)
+  const roles = await installRoleNamesOf(db, schema)
   const { error, results } = await db.connection().execute(async (conn) => {
     await sql`set role ${sql.id(roles.owner)}`.execute(conn)
     try {

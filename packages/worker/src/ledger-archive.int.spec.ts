@@ -18,7 +18,7 @@ import {
   ReplayStartError,
   type LedgerExportLine,
 } from '@hookledger/store'
-import { engineHarness, sealEverything, type EngineHarness } from '@hookledger/testkit'
+import { adminDbOf, engineHarness, sealEverything, type EngineHarness } from '@hookledger/testkit'
 
 const key = parseLedgerSigningKey(generateLedgerSigningKey().secret)
 const publicKey = parseLedgerPublicKey(key.publicKey)
@@ -56,7 +56,7 @@ describe('ledger archive', () => {
     h = await engineHarness()
     // Small partitions from the next position on, so a test's traffic spans several.
     const last = (await ledgerPartitions(h.db)).filter((p) => !p.isDefault).at(-1)!
-    await sql`alter table ledger alter column position restart with ${sql.lit(Number(last.to))}`.execute(h.db)
+    await sql`alter table ledger alter column position restart with ${sql.lit(Number(last.to))}`.execute(adminDbOf(h.db))
     expect(await ledgerPartitionsAhead(h.db, { rowsPerPartition: 40, ahead: 40 })).toBeGreaterThan(30)
     await h.createEndpoint()
     await h.createEndpoint()

@@ -149,6 +149,10 @@ describe('ledger replay: every difference counted', () => {
       endpoints: { changed: 1, missing_live: 0, extra_live: 0, inconsistent: 0 },
       deliveries: { changed: 1, missing_live: 0, extra_live: forged, inconsistent: 0 },
       endpoint_queue: { changed: 0, missing_live: 0, extra_live: 0, inconsistent: 0 },
+      events: { changed: 0, missing_live: 0, extra_live: 0, inconsistent: 0 },
+      api_tokens: { changed: 0, missing_live: 0, extra_live: 0, inconsistent: 0 },
+      access_codes: { changed: 0, missing_live: 0, extra_live: 0, inconsistent: 0 },
+      embeds: { changed: 0, missing_live: 0, extra_live: 0, inconsistent: 0 },
     })
     expect(report.live).toEqual({ endpoints: 1, deliveries: forged + 1 })
     expect(report.deliveries).toBe(1)

@@ -141,17 +141,13 @@ describe('delivery retention', () => {
     await h.publish({ id: 'evt_x' })
     await h.step()
     const d = await h.deliveryOf('evt_x')
-    await expect(h.db.deleteFrom('deliveries').where('id', '=', d.id).execute()).rejects.toThrow(
-      `delete of deliveries.${d.id} without a deliveries.retired entry naming it in the same transaction`,
-    )
-    // A retirement that names another delivery does not cover it either.
+    // The service may not delete at all; the write function removes a row only with the entry that removes it.
+    await expect(h.db.deleteFrom('deliveries').where('id', '=', d.id).execute()).rejects.toThrow('permission denied for table deliveries')
+    const retiredOther = { occurred_at: h.clock.now().toISOString(), owner_id: '*', kind: 'deliveries.retired', endpoint_id: null, delivery_id: null, event_id: null, actor: 'system',
+      payload: { delivery_ids: ['00000000-0000-4000-8000-000000000000'], count: 1, cutoff: h.clock.now().toISOString() } }
     await expect(
-      h.db.transaction().execute(async (trx) => {
-        await sql`insert into ledger (occurred_at, owner_id, kind, payload, actor)
-                  values (${h.clock.now()}, '*', 'deliveries.retired', ${JSON.stringify({ delivery_ids: ['00000000-0000-4000-8000-000000000000'], count: 1, cutoff: h.clock.now().toISOString() })}::jsonb, 'system')`.execute(trx)
-        await trx.deleteFrom('deliveries').where('id', '=', d.id).execute()
-      }),
-    ).rejects.toThrow('without a deliveries.retired entry naming it')
+      sql`select hookledger_write('*', ${JSON.stringify({ entries: [retiredOther], deliveries: { removed: [d.id] } })}::jsonb)`.execute(h.db),
+    ).rejects.toThrow(`row_without_entry: delivery ${d.id} removed without a deliveries.retired entry naming it`)
     // Removed behind the ledger's back (guards off), replay names the row the ledger still has.
     await bypassLedgerGuards(h.db, (trx) => trx.deleteFrom('deliveries').where('id', '=', d.id).execute())
     const replay = await h.replay()
@@ -207,13 +203,11 @@ describe('endpoint purge', () => {
   it('the database refuses a delete of an endpoint without its endpoint.purged entry', async () => {
     h = await engineHarness()
     const { endpoint } = await h.createEndpoint()
+    await expect(h.db.deleteFrom('endpoints').where('id', '=', endpoint.id).execute()).rejects.toThrow('permission denied for table endpoints')
+    // An entry about it, but not the purge.
+    const deleted = { occurred_at: h.clock.now().toISOString(), owner_id: h.owner, kind: 'endpoint.deleted', endpoint_id: endpoint.id, delivery_id: null, event_id: null, actor: 'system', payload: {} }
     await expect(
-      h.db.transaction().execute(async (trx) => {
-        await trx.deleteFrom('endpoints').where('id', '=', endpoint.id).execute()
-        // An entry about it, but not the purge.
-        await sql`insert into ledger (occurred_at, owner_id, kind, endpoint_id, payload, actor)
-                  values (${h.clock.now()}, ${h.owner}, 'endpoint.deleted', ${endpoint.id}::uuid, '{}', 'system')`.execute(trx)
-      }),
-    ).rejects.toThrow(`delete of endpoints.${endpoint.id} without its endpoint.purged entry in the same transaction`)
+      sql`select hookledger_write(${h.owner}, ${JSON.stringify({ entries: [deleted], endpoints: { removed: [endpoint.id] } })}::jsonb)`.execute(h.db),
+    ).rejects.toThrow(`row_without_entry: endpoint ${endpoint.id} removed without its endpoint.purged entry`)
   })
 })
