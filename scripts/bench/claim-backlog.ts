@@ -83,8 +83,8 @@ export async function claimScenario({ env, progress }: ScenarioContext): Promise
     const largeEvents = eventsFor(cfg.claimLarge)
     progress.phase(`generating ${(completedEvents * E).toLocaleString('en')} completed + ${(smallEvents * E).toLocaleString('en')} due deliveries`)
     let t = performance.now()
-    await generateRows(db, { from: 1, events: completedEvents, state: 'completed', base })
-    await generateRows(db, {
+    await generateRows(bdb.admin, { from: 1, events: completedEvents, state: 'completed', base })
+    await generateRows(bdb.admin, {
       from: completedEvents + 1,
       events: smallEvents,
       state: 'pending',
@@ -95,7 +95,7 @@ export async function claimScenario({ env, progress }: ScenarioContext): Promise
     const small = await measure()
     progress.phase(`generating up to ${(largeEvents * E).toLocaleString('en')} due deliveries`)
     t = performance.now()
-    await generateRows(db, {
+    await generateRows(bdb.admin, {
       from: completedEvents + smallEvents + 1,
       events: largeEvents - smallEvents,
       state: 'pending',

@@ -25,7 +25,7 @@ export async function claimEndpointsScenario({ env, progress }: ScenarioContext)
     const small = await probe.measure(cfg.claimRuns, expect)
     progress.phase(`creating ${(all - busy).toLocaleString('en')} idle endpoints (${cfg.claimDeletedEndpoints.toLocaleString('en')} soft-deleted) in SQL`)
     const t = performance.now()
-    await bulkCreateEndpoints(env, db, { count: all - busy, deleted: cfg.claimDeletedEndpoints, owner: 'idle', owners: 1_000, url: env.receiver.url('/idle') })
+    await bulkCreateEndpoints(env, bdb.admin, { count: all - busy, deleted: cfg.claimDeletedEndpoints, owner: 'idle', owners: 1_000, url: env.receiver.url('/idle') })
     const createMs = performance.now() - t
     progress.phase(`claiming at ${all.toLocaleString('en')} endpoints`)
     const large = await probe.measure(cfg.claimManyRuns, expect)

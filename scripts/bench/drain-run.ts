@@ -11,6 +11,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import path from 'node:path'
 import { sql } from 'kysely'
+import pg from 'pg'
 import { systemClock } from '@hookledger/core'
 import { DatabaseClock, createPgNotifier, ledgerSealState, type Db } from '@hookledger/store'
 import { Dispatcher, LedgerSealerLoop } from '@hookledger/worker'
@@ -34,6 +35,8 @@ export interface DrainOptions {
   readonly keep?: boolean
   /** Diagnostics (--stats, --profile) apply to this drain. */
   readonly diagnose?: boolean
+  /** Ledger partitions to have before the drain (the write path's cost must not grow with them). */
+  readonly partitions?: number
 }
 
 export interface DrainResult {
@@ -51,6 +54,8 @@ export interface DrainResult {
   readonly loopDelay: { p50: number; p99: number }
   readonly cpu: Record<string, number>
   readonly lag: { maxRows: number; samples: number; catchUpMs: number; checkpoints: number }
+  /** Statements this process sent to PostgreSQL during the drain, per delivery and per settle transaction. */
+  readonly roundTrips: { total: number; perDelivery: number; perSettle: number }
 }
 
 export async function runDrain(env: Env, progress: Progress, opts: DrainOptions): Promise<DrainResult> {
@@ -68,7 +73,7 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
     progress.phase(`${opts.name}: ${endpoints} endpoints${opts.idleEndpoints ? ` + ${opts.idleEndpoints} idle` : ''}, ${opts.events} events`)
     await createEndpoints(env, db, Array.from({ length: endpoints }, (_, i) => ({ owner_id: OWNER, url: env.receiver.url(`/ep/${i}`) })))
     if (opts.idleEndpoints) {
-      await bulkCreateEndpoints(env, db, { count: opts.idleEndpoints, owner: 'idle', owners: 100, url: env.receiver.url('/idle') })
+      await bulkCreateEndpoints(env, bdb.admin, { count: opts.idleEndpoints, owner: 'idle', owners: 100, url: env.receiver.url('/idle') })
     }
     const pubStarted = performance.now()
     for (let i = 0; i < opts.events; i++) await publish(db, OWNER, eventId())
@@ -91,8 +96,14 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
     const fanoutMs = performance.now() - fanStarted
     if (fan.enqueued !== total) throw new Error(`fan-out enqueued ${fan.enqueued}, expected ${total}`)
 
+    if (opts.partitions) {
+      // Partitions past the ones the drain writes into: only their number differs.
+      const have = (await sql<{ n: string }>`select count(*)::text as n from ledger_partitions where not is_default`.execute(db)).rows[0]!.n
+      const more = opts.partitions - Number(have)
+      if (more > 0) await sql`select hookledger_ledger_partitions_ahead(${50_000_000}::bigint, ${Number(have) + more}::integer)`.execute(db)
+    }
     const diagnose = opts.diagnose ?? false
-    if (diagnose && STATS) await resetStatements(db)
+    if (diagnose && STATS) await resetStatements(bdb.admin)
     await env.receiver.reset()
     env.cpu.start()
     const loopDelay = monitorEventLoopDelay({ resolution: 5 })
@@ -113,8 +124,10 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
       : null
     sealer?.start()
     progress.phase(`${opts.name}: draining ${total} deliveries at concurrency ${concurrency}`, async () => `${await countCompleted(db)} of ${total} completed`)
+    const statementsBefore = statementsSent()
     await dispatcher.start()
     await env.receiver.waitFor(total, QUICK ? 60_000 : 300_000)
+    const statements = statementsSent() - statementsBefore
     await waitCompleted(db, total, 30_000)
     const wallMs = performance.now() - started
     if (sampler) clearInterval(sampler)
@@ -126,7 +139,7 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
     await profiler?.stop(path.join(RESULTS_DIR, 'drain.cpuprofile'))
     const cpu = env.cpu.stop()
     await dispatcher.stop()
-    if (diagnose && STATS) await topStatements(db)
+    if (diagnose && STATS) await topStatements(bdb.admin)
 
     const states = await countStates(db)
     if (states['completed'] !== total) throw new Error(`states after drain: ${JSON.stringify(states)}`)
@@ -140,6 +153,7 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
       claims: Number(span.claims),
       settles: Number(span.settles),
       busy: Number(span.busy),
+      roundTrips: { total: statements, perDelivery: statements / total, perSettle: statements / Math.max(1, Number(span.settles)) },
       loopDelay: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6 },
       lag: { ...lag, catchUpMs, checkpoints: sealer ? (await ledgerSealState(db)).checkpoints : 0 },
     }
@@ -150,6 +164,25 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
     if (clock instanceof DatabaseClock) clock.stop()
     if (!opts.keep) await bdb.close()
   }
+}
+
+/**
+ * Statements sent by every pg client of this process so far (a wrapper on `Client#query`, set
+ * once): the drain's round trips, counted rather than estimated. Progress probes are included;
+ * they are a handful a second.
+ */
+let sent = 0
+let counting = false
+function statementsSent(): number {
+  if (!counting) {
+    counting = true
+    const query = pg.Client.prototype.query
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      sent++
+      return (query as (...a: unknown[]) => unknown).apply(this, args)
+    } as typeof query
+  }
+  return sent
 }
 
 /** First claim and last settle of the drain, and how many claim / settle transactions it took. */

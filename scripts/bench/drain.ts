@@ -17,7 +17,7 @@ export async function drainScenario({ env, progress }: ScenarioContext): Promise
   const r = await runDrain(env, progress, { name: 'bench_drain_plain', events: cfg.drainEvents, keep: true, diagnose: true })
   shared.drain = r.bdb
   shared.drainPerSec = r.perSec
-  const cycle = await cycleBreakdown(r.bdb.db)
+  const cycle = await cycleBreakdown(r.bdb.admin)
   progress.phase('ceiling again, after the drain')
   const { before, after, ceiling } = await ceilingAround(env)
   const ratio = r.perSec / ceiling
@@ -38,6 +38,9 @@ export async function drainScenario({ env, progress }: ScenarioContext): Promise
       ceiling_per_sec: Math.round(ceiling),
       ratio_to_ceiling: round(ratio, 3),
       claim_transactions: r.claims,
+      round_trips: r.roundTrips.total,
+      round_trips_per_delivery: round(r.roundTrips.perDelivery, 2),
+      round_trips_per_settle: round(r.roundTrips.perSettle, 2),
       avg_claim_batch: round(total / r.claims, 1),
       settle_transactions: r.settles,
       avg_settle_batch: round(total / r.settles, 1),
@@ -48,6 +51,7 @@ export async function drainScenario({ env, progress }: ScenarioContext): Promise
       cpu_ms_per_delivery: round((cpu['main_ms']! + cpu['receiver_ms']! + cpu['postgres_ms']!) / total, 3),
     },
     rows: [
+      { metric: 'database round trips per delivery (drain; statements sent)', value: r.roundTrips.perDelivery.toFixed(2), target: '—', pass: null },
       { metric: 'ceiling requests/s, after the drain', value: String(Math.round(after)), target: '—', pass: null },
       {
         metric: 'deliveries/s (first claim → last settle)',

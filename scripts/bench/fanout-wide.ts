@@ -19,12 +19,12 @@ export async function fanoutWideScenario({ env, progress }: ScenarioContext): Pr
   const n = cfg.fanoutWideEndpoints
   try {
     progress.phase(`creating ${n.toLocaleString('en')} endpoints in SQL`)
-    await bulkCreateEndpoints(env, db, { count: n, owner: OWNER, url: env.receiver.url('/wide') })
+    await bulkCreateEndpoints(env, bdb.admin, { count: n, owner: OWNER, url: env.receiver.url('/wide') })
     // Statistics as a running system has them (autovacuum would analyze the new rows within a
     // minute, sooner or later in the run depending on how many databases it cycles through).
-    await sql`analyze`.execute(db)
+    await sql`analyze`.execute(bdb.admin)
     const runs: number[] = []
-    if (STATS) await resetStatements(db)
+    if (STATS) await resetStatements(bdb.admin)
     progress.phase(`${cfg.fanoutRuns} fan-outs of one event to ${n.toLocaleString('en')} endpoints`)
     for (let r = 0; r < cfg.fanoutRuns; r++) {
       const id = eventId()
@@ -35,7 +35,7 @@ export async function fanoutWideScenario({ env, progress }: ScenarioContext): Pr
       const count = Number((await sql<{ n: string }>`select count(*) as n from deliveries where event_id = ${id}`.execute(db)).rows[0]!.n)
       if (fan.enqueued !== n || count !== n) throw new Error(`fan-out of ${id} enqueued ${fan.enqueued} (${count} rows), expected ${n}`)
     }
-    if (STATS) await topStatements(db)
+    if (STATS) await topStatements(bdb.admin)
     progress.phase('replay-verify')
     const replay = await replayClean(db, 'fan-out wide')
     const med = median(runs)

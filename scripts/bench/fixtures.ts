@@ -82,6 +82,8 @@ export async function bulkCreateEndpoints(
       ? sql`${params.owner}::text || '_' || (g % ${params.owners}::int)`
       : sql`${params.owner}::text`
     await db.transaction().execute(async (trx) => {
+      // Written straight in SQL (a bulk load, entries and rows consistent): behind the write function.
+      await sql`set local session_replication_role = replica`.execute(trx)
       await sql`
         create temp table bulk_ep on commit drop as
         select g, gen_random_uuid() as id, ${owner} as owner_id, date_trunc('milliseconds', clock_timestamp()) as at

@@ -16,7 +16,7 @@ import {
   parseLedgerSigningKey,
   type LedgerSigningKey,
 } from '@hookledger/core'
-import { createDb, migrateToLatest, openEmbeddedDatabase, type Db, type EmbeddedDatabase } from '@hookledger/store'
+import { createDb, DEFAULT_DB_SCHEMA, installRoleNames, migrateToLatest, openEmbeddedDatabase, roleUrl, type Db, type EmbeddedDatabase } from '@hookledger/store'
 import { CpuMeter } from './cpu-meter.js'
 import { Receiver } from './receiver.js'
 import { EXPLAIN_MS, ONLY, PG_SETTINGS, POOL_SIZE, QUICK, RESULTS_DIR, SCALE, cfg, targets } from './settings.js'
@@ -37,24 +37,33 @@ export interface Env {
 export interface BenchDb {
   readonly name: string
   readonly url: string
+  /** The service's own role (`hookledger_<name>_service`), as `serve` connects: what is measured. */
   readonly db: Db
+  /** The cluster's superuser on the same database: synthetic history, statistics, diagnostics. */
+  readonly admin: Db
   close(): Promise<void>
 }
 
+/** The bench's login roles' passwords (a throwaway cluster). */
+const BENCH_ROLE_PASSWORDS = { service: 'bench-service', publisher: 'bench-publisher', reader: 'bench-reader' } as const
+
 /** A new database `name` in the bench's cluster, migrated with the real migrations. */
 export async function freshDatabase(env: Env, name: string, poolSize = POOL_SIZE, migrate = true): Promise<BenchDb> {
-  const admin = new pg.Client({ connectionString: env.pg.url('postgres') })
-  await admin.connect()
+  const cluster = new pg.Client({ connectionString: env.pg.url('postgres') })
+  await cluster.connect()
   try {
-    await admin.query(`drop database if exists ${name}`)
-    await admin.query(`create database ${name}`)
+    await cluster.query(`drop database if exists ${name}`)
+    await cluster.query(`create database ${name}`)
   } finally {
-    await admin.end()
+    await cluster.end()
   }
   const url = env.pg.url(name)
-  const db = createDb(new pg.Pool({ connectionString: url, max: poolSize }))
-  if (migrate) await migrateToLatest(db)
-  return { name, url, db, close: () => db.destroy() }
+  const admin = createDb(new pg.Pool({ connectionString: url, max: 2 }))
+  if (!migrate) return { name, url, db: admin, admin, close: () => admin.destroy() }
+  await migrateToLatest(admin, undefined, { passwords: BENCH_ROLE_PASSWORDS })
+  const service = roleUrl(url, installRoleNames(DEFAULT_DB_SCHEMA, name).service, BENCH_ROLE_PASSWORDS.service)
+  const db = createDb(new pg.Pool({ connectionString: service, max: poolSize }))
+  return { name, url, db, admin, close: async () => (await db.destroy(), await admin.destroy()) }
 }
 
 /** One line of the table: a figure, its target (or '—') and whether it is met (null: no target). */

@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto'
 import { sql } from 'kysely'
-import { attemptList, ledgerPartitions, ledgerPartitionsAhead, LEDGER_PARTITION_ROWS } from '@hookledger/store'
+import { attemptList, ledgerPartitions, ledgerPartitionsAhead } from '@hookledger/store'
 // The history generator alone: the testkit index needs a running vitest.
 import { syntheticLedgerHistory } from '@hookledger/testkit/synthetic-ledger-history'
 import { ClaimProbe } from './claim-probe.js'
@@ -34,15 +34,17 @@ export async function historyScenario({ env, progress }: ScenarioContext): Promi
   try {
     // Partitions ahead of the whole history, as maintenance would have made them over the months
     // (quick: small ones after the pre-made pair, so the archive has whole partitions to drop).
-    const rowsPerPartition = QUICK ? 20_000 : LEDGER_PARTITION_ROWS
+    // Partitions small enough for the 4.3M-row history to span several (the default, 50M, would
+    // hold it all in one, leaving the archive nothing whole to drop).
+    const rowsPerPartition = QUICK ? 20_000 : 1_000_000
     if (QUICK) {
       const last = (await ledgerPartitions(db)).filter((p) => !p.isDefault).at(-1)!
-      await sql`alter table ledger alter column position restart with ${sql.lit(Number(last.to))}`.execute(db)
+      await sql`alter table ledger alter column position restart with ${sql.lit(Number(last.to))}`.execute(bdb.admin)
     }
     await ledgerPartitionsAhead(db, { rowsPerPartition, ahead: Math.ceil((n * 4.5) / rowsPerPartition) + 2 })
     progress.phase(`seeding ${n.toLocaleString('en')} completed deliveries (ledger + projection) in SQL`)
     const t = performance.now()
-    await syntheticLedgerHistory(db, { deliveries: n, endpoints })
+    await syntheticLedgerHistory(bdb.admin, { deliveries: n, endpoints })
     const seedMs = performance.now() - t
 
     const sizes = (

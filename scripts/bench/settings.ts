@@ -105,6 +105,8 @@ export const targets = {
   replayRowsPerSec: 50_000,
   fanoutMs: 1_000,
   idleDrainRatio: 0.9,
+  // The drain with 300 ledger partitions against 10: the write path must not probe partitions.
+  partitionsDrainRatio: 0.9,
   peerRatio: 3,
   attemptHistoryMs: 10,
 }
