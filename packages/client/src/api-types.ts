@@ -3109,7 +3109,25 @@ export interface operations {
                         attempts: number;
                         deliveries: number;
                         difference_counts: {
+                            access_codes: {
+                                changed: number;
+                                extra_live: number;
+                                inconsistent: number;
+                                missing_live: number;
+                            };
+                            api_tokens: {
+                                changed: number;
+                                extra_live: number;
+                                inconsistent: number;
+                                missing_live: number;
+                            };
                             deliveries: {
+                                changed: number;
+                                extra_live: number;
+                                inconsistent: number;
+                                missing_live: number;
+                            };
+                            embeds: {
                                 changed: number;
                                 extra_live: number;
                                 inconsistent: number;
@@ -3122,6 +3140,12 @@ export interface operations {
                                 missing_live: number;
                             };
                             endpoints: {
+                                changed: number;
+                                extra_live: number;
+                                inconsistent: number;
+                                missing_live: number;
+                            };
+                            events: {
                                 changed: number;
                                 extra_live: number;
                                 inconsistent: number;
@@ -3142,7 +3166,7 @@ export interface operations {
                                 [key: string]: unknown;
                             } | null;
                             /** @enum {string} */
-                            table: "endpoints" | "deliveries" | "endpoint_queue";
+                            table: "endpoints" | "deliveries" | "endpoint_queue" | "events" | "api_tokens" | "access_codes" | "embeds";
                         }[];
                         differences_omitted: number;
                         differences_total: number;
