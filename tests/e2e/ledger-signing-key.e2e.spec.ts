@@ -81,6 +81,16 @@ describe('the ledger signing key lives only where sealing runs', () => {
     expect(existsSync(hand.retired_file)).toBe(true)
     expect((await runInProcess(['ledger', 'checkpoint'], sealer)).code).toBe(0)
     expect(await keyIds()).toEqual([keyId, hand.new_key_id])
-    expect((await runInProcess(['ledger', 'public-key'], sealer)).stdout.trim()).not.toBe(publicKey)
+    const newPublicKey = (await runInProcess(['ledger', 'public-key'], sealer)).stdout.trim()
+    expect(newPublicKey).not.toBe(publicKey)
+    // Verification follows the hand-over: checkpoints of both keys verify, trusting either one.
+    const verified = await runInProcess(['ledger', 'verify', '--full'], sealer)
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0)
+    for (const trusted of [publicKey, newPublicKey]) {
+      const withKey = await runInProcess(['ledger', 'verify', '--public-key', trusted], sealer)
+      expect(withKey.code, withKey.stdout + withKey.stderr).toBe(0)
+    }
+    // And the snapshot, whose chain check follows it too.
+    expect((await runInProcess(['ledger', 'snapshot'], sealer)).code).toBe(0)
   })
 })

@@ -5,6 +5,7 @@ import {
   verifyLedgerReceipt,
   type ChainProblem,
   type LedgerReceipt,
+  type LedgerKeyHandOver,
   type LedgerSigningKey,
 } from '@hookledger/core'
 import { ledgerFileLines, ledgerExport, ledgerSeal, ledgerVerify, type ChainVerifyStart, type Db } from '@hookledger/store'
@@ -97,6 +98,8 @@ export async function ledgerVerifyCommand(
     'chain-only'?: boolean | undefined
     full?: boolean | undefined
     json?: boolean | undefined
+    /** Key hand-overs (rotate-key): checkpoints of the keys before and after the trusted one verify too. */
+    handOvers?: readonly LedgerKeyHandOver[]
   },
 ): Promise<number> {
   let publicKey: Uint8Array
@@ -126,6 +129,7 @@ export async function ledgerVerifyCommand(
     const tick = progress(io)
     const { ok, chain, replay } = await ledgerVerify(open.db, {
       publicKey,
+      ...(args.handOvers ? { handOvers: args.handOvers } : {}),
       full: args.full === true,
       chainOnly: args['chain-only'] === true,
       onProgress: (p) => tick(`chain: ${p.rows} rows, ${p.checkpoints} checkpoints`),

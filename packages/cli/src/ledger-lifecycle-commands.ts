@@ -1,5 +1,5 @@
 import { resolve } from 'node:path'
-import type { ChainRow, LedgerSigningKey } from '@hookledger/core'
+import type { ChainRow, LedgerKeyHandOver, LedgerSigningKey } from '@hookledger/core'
 import { ArchiveError, archivedCheckpoint, ledgerArchive, ledgerFileLines, ledgerSnapshotTake, SnapshotError, type Db } from '@hookledger/store'
 import type { CliIo } from './commands.js'
 import { INTACT, progress, TAMPERED, USAGE } from './ledger-chain-commands.js'
@@ -9,10 +9,10 @@ import { INTACT, progress, TAMPERED, USAGE } from './ledger-chain-commands.js'
  * signs; replay and `ledger verify` start from the latest one. Exit 0, or 1 when the ledger does
  * not verify or a history breaks a rule (nothing is stored then).
  */
-export async function ledgerSnapshotCommand(db: Db, io: CliIo, args: { key: LedgerSigningKey; now: () => Date; json?: boolean | undefined }) {
+export async function ledgerSnapshotCommand(db: Db, io: CliIo, args: { key: LedgerSigningKey; handOvers?: readonly LedgerKeyHandOver[]; now: () => Date; json?: boolean | undefined }) {
   const tick = progress(io)
   try {
-    const taken = await ledgerSnapshotTake(db, { key: args.key, now: args.now, onProgress: (p) => tick(`snapshot: ${p.rows} ${p.phase} rows folded`) })
+    const taken = await ledgerSnapshotTake(db, { key: args.key, now: args.now, ...(args.handOvers ? { handOvers: args.handOvers } : {}), onProgress: (p) => tick(`snapshot: ${p.rows} ${p.phase} rows folded`) })
     if (args.json) io.out(JSON.stringify(taken))
     else {
       const s = taken.snapshot
@@ -40,7 +40,7 @@ export async function ledgerSnapshotCommand(db: Db, io: CliIo, args: { key: Ledg
 export async function ledgerArchiveCommand(
   db: Db,
   io: CliIo,
-  args: { key: LedgerSigningKey; now: () => Date; before?: string | undefined; out?: string | undefined; json?: boolean | undefined },
+  args: { key: LedgerSigningKey; handOvers?: readonly LedgerKeyHandOver[]; now: () => Date; before?: string | undefined; out?: string | undefined; json?: boolean | undefined },
 ) {
   if (args.before === undefined || !/^[1-9][0-9]{0,15}$/.test(args.before)) {
     io.err('--before must be a checkpoint seq (see `hookledger ledger checkpoint`): the checkpoints before it are archived')
@@ -55,6 +55,7 @@ export async function ledgerArchiveCommand(
       beforeCheckpoint: before,
       file,
       key: args.key,
+      ...(args.handOvers ? { handOvers: args.handOvers } : {}),
       now: args.now,
       actor: 'operator:cli',
       onProgress: (p) => tick(`${p.phase}: ${p.rows} rows`),

@@ -150,3 +150,21 @@ export function keyIdsHandedOverFrom(keyId: string, handOvers: readonly Pick<Led
   const retired = new Set(handOvers.filter((h) => reached.has(h.from)).map((h) => h.from))
   return { reached, retired }
 }
+
+/**
+ * The key a verification anchors on when the one trusted is `publicKey`: walked back over the
+ * hand-overs that lead to it (each signed by the key it hands over to, so the trusted key itself
+ * vouches for its predecessor), to the ledger's first key. Trust then flows forward from there
+ * (ledgerKeysTrustedFrom), so checkpoints signed before a rotation verify under today's key.
+ */
+export function ledgerTrustAnchor(publicKey: Uint8Array, handOvers: readonly LedgerKeyHandOver[]): Uint8Array {
+  let anchor = publicKey
+  const seen = new Set<string>([ledgerKeyId(anchor)])
+  for (;;) {
+    const id = ledgerKeyId(anchor)
+    const before = handOvers.find((h) => h.to === id && !seen.has(h.from))
+    if (!before) return anchor
+    seen.add(before.from)
+    anchor = before.fromPublicKey
+  }
+}

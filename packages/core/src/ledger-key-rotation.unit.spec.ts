@@ -4,6 +4,7 @@ import {
   keyIdsHandedOverFrom,
   keyRotationStatement,
   ledgerKeysTrustedFrom,
+  ledgerTrustAnchor,
   type LedgerKeyRotation,
   signKeyRotation,
   verifiedHandOvers,
@@ -98,5 +99,22 @@ describe('ledgerKeysTrustedFrom: trust flows forward along hand-overs', () => {
     const ids = keyIdsHandedOverFrom(K1.keyId, handOvers)
     expect([...ids.reached].sort()).toEqual([K1.keyId, K2.keyId, K3.keyId].sort())
     expect([...ids.retired].sort()).toEqual([K1.keyId, K2.keyId].sort())
+  })
+})
+
+describe('ledgerTrustAnchor: from the key trusted today back to the ledger\'s first', () => {
+  const handOvers = verifiedHandOvers([R12, R23]).handOvers
+  const pub = (k: typeof K1) => parseLedgerPublicKey(k.publicKey)
+  it.each([
+    ['the newest key walks back to the first', K3, K1],
+    ['a middle key walks back to the first', K2, K1],
+    ['the first key is its own anchor', K1, K1],
+    ['a key no hand-over leads to is its own anchor', STRANGER, STRANGER],
+  ] as const)('%s', (_what, trusted, anchor) => {
+    expect(Buffer.from(ledgerTrustAnchor(pub(trusted), handOvers))).toEqual(Buffer.from(pub(anchor)))
+  })
+  it('a cycle of hand-overs ends (every key once)', () => {
+    const cycle = verifiedHandOvers([R12, signKeyRotation(K2, K1, AT)]).handOvers
+    expect(() => ledgerTrustAnchor(pub(K2), cycle)).not.toThrow()
   })
 })

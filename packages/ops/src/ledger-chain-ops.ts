@@ -117,7 +117,7 @@ export const ledgerVerifyOp = defineOp({
   }),
   async handler(ctx, input) {
     const publicKey = parseLedgerPublicKey(input.public_key ?? (await requirePublicKey(ctx.deps.ledgerKeys)).publicKey)
-    const verdict = await ledgerVerify(ctx.deps.db, { publicKey, full: input.full, chainOnly: input.chain_only })
+    const verdict = await ledgerVerify(ctx.deps.db, { publicKey, handOvers: ctx.deps.ledgerKeys.handOvers(), full: input.full, chainOnly: input.chain_only })
     const { chain, replay } = verdict
     const replayDifferences = replay ? replay.differencesTotal : null
     const snapshot = replay?.snapshot ?? null
@@ -150,7 +150,7 @@ export const ledgerSnapshotOp = defineOp({
   async handler(ctx) {
     try {
       const key = await requireSigningKey(ctx.deps.ledgerKeys)
-      const taken = await ledgerSnapshotTake(ctx.deps.db, { key, now: () => ctx.deps.clock.now() })
+      const taken = await ledgerSnapshotTake(ctx.deps.db, { key, handOvers: ctx.deps.ledgerKeys.handOvers(), now: () => ctx.deps.clock.now() })
       const body = { snapshot: taken.snapshot, checkpoint: taken.checkpoint, fresh: taken.fresh, entries_folded: taken.entriesFolded, ms: taken.ms }
       return taken.fresh ? { status: 201, body } : ok(body)
     } catch (err) {

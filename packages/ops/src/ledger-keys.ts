@@ -1,4 +1,4 @@
-import type { LedgerSigningKey } from '@hookledger/core'
+import type { LedgerKeyHandOver, LedgerSigningKey } from '@hookledger/core'
 import { OpError } from './op-error.js'
 
 /** A ledger key's public half (`hlpk_…`) and its id. */
@@ -21,6 +21,8 @@ export interface LedgerKeys {
    * not know it.
    */
   publicKey(keyId?: string): Promise<LedgerPublicKey | null>
+  /** The key hand-overs (rotate-key) verification follows; none for a single key. */
+  handOvers(): readonly LedgerKeyHandOver[]
 }
 
 /** One key, held: tests and an embedding that seals in-process. */
@@ -29,6 +31,7 @@ export function heldLedgerKeys(key: LedgerSigningKey): LedgerKeys {
   return {
     signing: async () => key,
     publicKey: async (keyId) => (keyId === undefined || keyId === key.keyId ? pub : null),
+    handOvers: () => [],
   }
 }
 

@@ -82,5 +82,6 @@ export function createLedgerKeys(config: Config, db: Db, source: SigningKeySourc
       if (id === null) return mine
       return knownPublicKeys(config, mine).get(id) ?? null
     },
+    handOvers: () => readLedgerKeyRotations(config).handOvers,
   }
 }

@@ -103,9 +103,9 @@ async function ledgerCommand(io: CliIo, config: Config, sub: string | undefined,
     case 'checkpoint':
       return withDatabase(config, async ({ db, clock }) => cli.ledgerCheckpointCommand(db, io, { key: await sealingLedgerKey(config, db), now: clock.now(), json: values.json }))
     case 'snapshot':
-      return withDatabase(config, async ({ db, clock }) => cli.ledgerSnapshotCommand(db, io, { key: await sealingLedgerKey(config, db), now: () => clock.now(), json: values.json }))
+      return withDatabase(config, async ({ db, clock }) => cli.ledgerSnapshotCommand(db, io, { key: await sealingLedgerKey(config, db), handOvers: await keyHandOvers(config), now: () => clock.now(), json: values.json }))
     case 'archive':
-      return withDatabase(config, async ({ db, clock }) => cli.ledgerArchiveCommand(db, io, { key: await sealingLedgerKey(config, db), now: () => clock.now(), ...values }))
+      return withDatabase(config, async ({ db, clock }) => cli.ledgerArchiveCommand(db, io, { key: await sealingLedgerKey(config, db), handOvers: await keyHandOvers(config), now: () => clock.now(), ...values }))
     case 'rotate-key': {
       const { rotateLedgerSigningKey } = await import('./ledger-key-rotate.js')
       return withDatabase(config, async ({ db, clock }) => cli.ledgerRotateKeyCommand(io, { rotated: await rotateLedgerSigningKey(config, db, clock), json: values.json }))
@@ -124,11 +124,17 @@ async function ledgerCommand(io: CliIo, config: Config, sub: string | undefined,
       if (offline) return cli.ledgerVerifyCommand(null, io, { ...values, defaultPublicKey: values['public-key'] ? undefined : ownLedgerPublicKey(config, { secret: true })?.publicKey })
       return withDatabase(config, async (database) => {
         const defaultPublicKey = values['public-key'] ? undefined : (await createLedgerKeys(config, database.db, { kind: 'on-demand' }).publicKey())?.publicKey
-        return cli.ledgerVerifyCommand(async () => ({ db: database.db, close: async () => {} }), io, { ...values, defaultPublicKey })
+        return cli.ledgerVerifyCommand(async () => ({ db: database.db, close: async () => {} }), io, { ...values, defaultPublicKey, handOvers: await keyHandOvers(config) })
       })
     }
   }
   return null
+}
+
+/** The key hand-overs of this data dir (rotate-key), for verification to follow. */
+async function keyHandOvers(config: Config) {
+  const { readLedgerKeyRotations } = await import('./ledger-key-rotations-file.js')
+  return readLedgerKeyRotations(config).handOvers
 }
 
 async function opCommand(io: CliIo, config: Config, name: string | undefined, rest: string[]): Promise<number> {

@@ -42,6 +42,7 @@ import { createServiceMetrics } from './service-metrics.js'
 import { loadMasterKey } from './key-files.js'
 import { createLedgerKeys, sealingLedgerKey, type SigningKeySource } from './ledger-keys.js'
 import { StartupError } from './startup-error.js'
+import { readLedgerKeyRotations } from './ledger-key-rotations-file.js'
 
 /**
  * Creates the process logger, with secrets and auth headers redacted. It writes to stdout
@@ -345,6 +346,7 @@ export async function startService(
     sealer = new LedgerSealerLoop({
       db: database.db,
       key: sealingKey,
+      handOvers: readLedgerKeyRotations(config).handOvers,
       clock: deps.clock,
       intervalMs: config.HOOKLEDGER_CHECKPOINT_INTERVAL_SECONDS * 1000,
       snapshotEveryMs: config.HOOKLEDGER_SNAPSHOT_INTERVAL_HOURS * 3_600_000,

@@ -16,7 +16,7 @@
  */
 import { rename, rm } from 'node:fs/promises'
 import { basename } from 'node:path'
-import { LedgerExportVerifier, parseLedgerPublicKey, type ArchiveDescription, type LedgerSigningKey } from '@hookledger/core'
+import { LedgerExportVerifier, parseLedgerPublicKey, type ArchiveDescription, type LedgerSigningKey, ledgerTrustAnchor, type LedgerKeyHandOver } from '@hookledger/core'
 import { sql } from 'kysely'
 import type { Db } from './database.js'
 import { ledgerExport } from './ledger-export.js'
@@ -54,6 +54,8 @@ export async function ledgerArchive(
     now: () => Date
     actor: string
     onProgress?: (p: { phase: string; rows: number; ms: number }) => void
+    /** The key hand-overs (rotate-key) the chain checks follow. */
+    handOvers?: readonly LedgerKeyHandOver[]
   },
 ): Promise<ArchiveResult> {
   const started = performance.now()
@@ -68,7 +70,7 @@ export async function ledgerArchive(
   let snapshot = await latestSignedSnapshot(db)
   const covers = (s: typeof snapshot) => s !== null && (target.last_tx_id === null || BigInt(target.last_tx_id) < BigInt(s.descriptor.horizon))
   if (!covers(snapshot)) {
-    await ledgerSnapshotTake(db, { key: params.key, now: params.now, ...(params.onProgress ? { onProgress: params.onProgress } : {}) })
+    await ledgerSnapshotTake(db, { key: params.key, now: params.now, ...(params.handOvers ? { handOvers: params.handOvers } : {}), ...(params.onProgress ? { onProgress: params.onProgress } : {}) })
     snapshot = await latestSignedSnapshot(db)
     if (!covers(snapshot)) {
       throw new ArchiveError('snapshot_behind', `checkpoint ${through} seals rows of transactions still running when the latest snapshot was cut: archive an earlier checkpoint, or try again later`)
@@ -98,7 +100,7 @@ async function checkpointLast(db: Db, seq: number) {
 /** Writes, flushes, verifies and renames the archive file; returns its description. */
 async function writeArchive(
   db: Db,
-  p: { file: string; key: LedgerSigningKey; after: number; through: number; started: number; onProgress?: (p: { phase: string; rows: number; ms: number }) => void },
+  p: { file: string; key: LedgerSigningKey; after: number; through: number; started: number; onProgress?: (p: { phase: string; rows: number; ms: number }) => void; handOvers?: readonly LedgerKeyHandOver[] },
 ): Promise<ArchiveDescription> {
   // `.partial` before the extension, so a `.gz` archive is compressed from the start.
   const partial = p.file.endsWith('.gz') ? `${p.file.slice(0, -3)}.partial.gz` : `${p.file}.partial`
@@ -126,7 +128,8 @@ async function writeArchive(
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') await rm(partial, { force: true })
     throw err
   }
-  const verifier = new LedgerExportVerifier({ publicKey: parseLedgerPublicKey(p.key.publicKey), maxProblems: 1 })
+  const handOvers = p.handOvers ?? []
+  const verifier = new LedgerExportVerifier({ publicKey: ledgerTrustAnchor(parseLedgerPublicKey(p.key.publicKey), handOvers), handOvers, maxProblems: 1 })
   for await (const line of ledgerFileLines(partial)) verifier.pushLine(line)
   const verdict = verifier.finish()
   if (!verdict.ok || verdict.unsealedRows > 0) {

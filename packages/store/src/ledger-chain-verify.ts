@@ -1,4 +1,4 @@
-import { LedgerChainVerifier, type ChainRow, type ChainVerification } from '@hookledger/core'
+import { LedgerChainVerifier, ledgerTrustAnchor, type ChainRow, type ChainVerification, type LedgerKeyHandOver } from '@hookledger/core'
 import { sql } from 'kysely'
 import type { Db, Trx } from './database.js'
 import { cursorRows } from './server-cursor.js'
@@ -42,10 +42,12 @@ export interface ChainVerifyStart {
  */
 export async function ledgerChainVerify(
   db: Db,
-  params: { publicKey: Uint8Array; maxProblems?: number; onProgress?: (p: ChainProgress) => void; from?: 'snapshot' | 'genesis' },
+  params: { publicKey: Uint8Array; handOvers?: readonly LedgerKeyHandOver[]; maxProblems?: number; onProgress?: (p: ChainProgress) => void; from?: 'snapshot' | 'genesis' },
 ): Promise<ChainVerification & { ms: number; start: ChainVerifyStart }> {
   const started = performance.now()
-  const verifier = new LedgerChainVerifier({ publicKey: params.publicKey, maxProblems: params.maxProblems ?? 1000 })
+  // The anchor is the ledger's first key, reached back from the one trusted over its hand-overs.
+  const handOvers = params.handOvers ?? []
+  const verifier = new LedgerChainVerifier({ publicKey: ledgerTrustAnchor(params.publicKey, handOvers), handOvers, maxProblems: params.maxProblems ?? 1000 })
   let forged: { position: string; kind: string; tx_id: string }[] = []
   const start = await db
     .transaction()

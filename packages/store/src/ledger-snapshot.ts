@@ -11,7 +11,7 @@
  * previous snapshot (its rows checked against its signed digest first) and reads only the
  * entries in between, through the same streams and evolve functions as replay.
  */
-import { parseLedgerPublicKey, SnapshotDigest, type CheckpointSnapshot, type LedgerSigningKey, type SnapshotEntity } from '@hookledger/core'
+import { parseLedgerPublicKey, SnapshotDigest, type CheckpointSnapshot, type LedgerKeyHandOver, type LedgerSigningKey, type SnapshotEntity } from '@hookledger/core'
 import { sql } from 'kysely'
 import type { Db, Trx } from './database.js'
 import { ledgerChainVerify } from './ledger-chain-verify.js'
@@ -84,7 +84,7 @@ export async function snapshotCut(db: Db, options: { lockTimeoutMs?: number; att
  */
 export async function ledgerSnapshotTake(
   db: Db,
-  params: { key: LedgerSigningKey; now: () => Date; signWithinMs?: number; onProgress?: (p: { phase: string; rows: number; ms: number }) => void },
+  params: { key: LedgerSigningKey; now: () => Date; signWithinMs?: number; onProgress?: (p: { phase: string; rows: number; ms: number }) => void; /** The key hand-overs (rotate-key) the chain check follows. */ handOvers?: readonly LedgerKeyHandOver[] },
 ): Promise<SnapshotTaken> {
   // One taker at a time, across processes: a session lock on a connection of its own, held
   // while the work runs on others.
@@ -106,10 +106,10 @@ export async function ledgerSnapshotLatestAt(db: Db): Promise<Date | null> {
 
 async function takeSnapshot(
   db: Db,
-  params: { key: LedgerSigningKey; now: () => Date; signWithinMs?: number; onProgress?: (p: { phase: string; rows: number; ms: number }) => void },
+  params: { key: LedgerSigningKey; now: () => Date; signWithinMs?: number; onProgress?: (p: { phase: string; rows: number; ms: number }) => void; /** The key hand-overs (rotate-key) the chain check follows. */ handOvers?: readonly LedgerKeyHandOver[] },
 ): Promise<SnapshotTaken> {
   const started = performance.now()
-  const chain = await ledgerChainVerify(db, { publicKey: parseLedgerPublicKey(params.key.publicKey), maxProblems: 1 })
+  const chain = await ledgerChainVerify(db, { publicKey: parseLedgerPublicKey(params.key.publicKey), ...(params.handOvers ? { handOvers: params.handOvers } : {}), maxProblems: 1 })
   if (!chain.ok) {
     const first = chain.problems[0]
     throw new SnapshotError('ledger_tampered', `the ledger does not verify (${first?.kind ?? 'problem'}${chain.firstBadPosition ? ` at position ${chain.firstBadPosition}` : ''}): run \`hookledger ledger verify\``)

@@ -1,10 +1,12 @@
-import type { Clock, LedgerSigningKey, Logger } from '@hookledger/core'
+import type { Clock, LedgerKeyHandOver, LedgerSigningKey, Logger } from '@hookledger/core'
 import { ledgerSeal, ledgerSnapshotLatestAt, ledgerSnapshotTake, SnapshotError, type Db } from '@hookledger/store'
 import type { DatabaseHealth } from './database-health.js'
 
 type SealerOptions = {
   db: Db
   key: LedgerSigningKey
+  /** The key hand-overs (rotate-key) a snapshot's chain check follows. */
+  handOvers?: readonly LedgerKeyHandOver[]
   clock: Clock
   intervalMs: number
   /** How old the latest projection snapshot may grow before this loop takes the next (0: never). */
@@ -75,7 +77,7 @@ export class LedgerSealerLoop {
   async snapshotIfDue(everyMs: number): Promise<boolean> {
     const latest = await ledgerSnapshotLatestAt(this.#o.db)
     if (latest !== null && this.#o.clock.now().getTime() - latest.getTime() < everyMs) return false
-    const taken = await ledgerSnapshotTake(this.#o.db, { key: this.#o.key, now: () => this.#o.clock.now() })
+    const taken = await ledgerSnapshotTake(this.#o.db, { key: this.#o.key, now: () => this.#o.clock.now(), ...(this.#o.handOvers ? { handOvers: this.#o.handOvers } : {}) })
     if (taken.fresh) {
       const s = taken.snapshot
       this.#o.logger?.info({ seq: s.seq, before_position: s.before_position, endpoints: s.endpoints, deliveries: s.deliveries, checkpoint: taken.checkpoint, ms: taken.ms }, 'ledger:snapshot')
