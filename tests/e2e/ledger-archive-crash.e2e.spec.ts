@@ -54,5 +54,6 @@ describe('ledger archive, killed mid-file', () => {
     const done = await runCli(['ledger', 'archive', '--before', latest, '--out', file], env)
     expect(done.code, done.stdout + done.stderr).toBe(0)
     expect(done.stdout).toContain(`archived checkpoints 1–${Number(latest) - 1}`)
-  })
+    // Several CLI processes and a 20,000-delivery history: slow on a loaded 2-core machine.
+  }, 180_000)
 })

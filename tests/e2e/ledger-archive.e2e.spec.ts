@@ -5,7 +5,7 @@ import { sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
 import { loadConfig, sealingLedgerKey } from '@hookledger/server'
 import { ledgerPartitions, ledgerPartitionsAhead } from '@hookledger/store'
-import { engineHarness, removeDataDir, sealEverything, type EngineHarness } from '@hookledger/testkit'
+import { adminDbOf, engineHarness, removeDataDir, sealEverything, type EngineHarness } from '@hookledger/testkit'
 import { runCli, runInProcess } from './cli-process.js'
 
 const dir = mkdtempSync(path.join(tmpdir(), 'hookledger-archive-e2e-'))
@@ -20,7 +20,7 @@ describe('ledger snapshot / archive, through the real CLI', () => {
     h = await engineHarness()
     // Small partitions, so the archive has whole ones to drop.
     const last = (await ledgerPartitions(h.db)).filter((p) => !p.isDefault).at(-1)!
-    await sql`alter table ledger alter column position restart with ${sql.lit(Number(last.to))}`.execute(h.db)
+    await sql`alter table ledger alter column position restart with ${sql.lit(Number(last.to))}`.execute(adminDbOf(h.db))
     await ledgerPartitionsAhead(h.db, { rowsPerPartition: 20, ahead: 30 })
     await h.createEndpoint()
     for (let i = 0; i < 8; i++) await h.publish({ id: `evt_${i}` })

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
-import { bypassLedgerGuards, engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { adminDbOf, bypassLedgerGuards, engineHarness, type EngineHarness } from '@hookledger/testkit'
 import { runCli } from './cli-process.js'
 
 let h: EngineHarness | null = null
@@ -37,16 +37,15 @@ describe('ledger replay --verify', () => {
     ])
     // Behind the ledger's back: a delivery's attempts, an endpoint's description, and a
     // delivery row that no ledger entry ever created.
-    // The database refuses each of these outright…
-    await expect(sql`update deliveries set attempts = 7 where id = ${d1!.id}`.execute(h.db)).rejects.toThrow(
-      /without a ledger entry in the same transaction/,
-    )
-    await expect(sql`update endpoints set description = 'edited' where id = ${endpoint.id}`.execute(h.db)).rejects.toThrow(
-      /without a ledger entry/,
-    )
-    await expect(sql`update ledger set actor = 'someone' where delivery_id = ${d1!.id}`.execute(h.db)).rejects.toThrow(/append-only/)
-    await expect(sql`delete from ledger where delivery_id = ${d1!.id}`.execute(h.db)).rejects.toThrow(/append-only/)
-    await expect(sql`truncate ledger`.execute(h.db)).rejects.toThrow(/append-only/)
+    // The database refuses each of these outright — to the service's own role (no privilege) …
+    await expect(sql`update deliveries set attempts = 7 where id = ${d1!.id}`.execute(h.db)).rejects.toThrow(/permission denied for table deliveries/)
+    await expect(sql`update endpoints set description = 'edited' where id = ${endpoint.id}`.execute(h.db)).rejects.toThrow(/permission denied for table endpoints/)
+    // … and, triggers on, to a superuser too.
+    await expect(sql`update deliveries set attempts = 7 where id = ${d1!.id}`.execute(adminDbOf(h.db))).rejects.toThrow(/projections change only through hookledger_write/)
+    await expect(sql`update ledger set actor = 'someone' where delivery_id = ${d1!.id}`.execute(h.db)).rejects.toThrow(/permission denied for table ledger/)
+    await expect(sql`delete from ledger where delivery_id = ${d1!.id}`.execute(h.db)).rejects.toThrow(/permission denied for table ledger/)
+    await expect(sql`truncate ledger`.execute(h.db)).rejects.toThrow(/permission denied for table ledger/)
+    await expect(sql`update ledger set actor = 'someone' where delivery_id = ${d1!.id}`.execute(adminDbOf(h.db))).rejects.toThrow(/append-only/)
     // …so they are forged with triggers off, as a superuser could.
     const forged = '00000000-0000-4000-8000-000000000001'
     await bypassLedgerGuards(h.db, async (trx) => {
