@@ -14,7 +14,7 @@ export async function footprintScenario(): Promise<ScenarioOutput> {
   const { db } = bdb
   const sizes = (
     await sql<{ relname: string; bytes: string; heap: string }>`
-      -- The ledger is range-partitioned (migration 0011): its size is its partitions'.
+      -- The ledger is range-partitioned (the baseline migration): its size is its partitions'.
       select c.relname,
         case when c.relkind = 'p' then (select sum(pg_total_relation_size(t.relid)) from pg_partition_tree(c.oid) t where t.isleaf)
              else pg_total_relation_size(c.oid) end as bytes,

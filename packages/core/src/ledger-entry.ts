@@ -137,14 +137,14 @@ export interface LedgerPayloads {
   'embed.deleted': { embed_id: string }
   /**
    * Rows below `before_position` left the ledger through the audited retention function:
-   * `partitions` whole partitions (migration 0011; absent in entries written before it).
+   * `partitions` whole partitions.
    */
   'ledger.retention': {
-    /** Where the dropped partitions end (null: none could go); before migration 0018, always set. */
+    /** Where the dropped partitions end (null: none could go). */
     before_position: number | null
     rows: number
     partitions?: number
-    /** The last checkpoint the archive holds (migration 0018 on). */
+    /** The last checkpoint the archive holds. */
     through_checkpoint?: number
     /** The archive file: its SHA-256, rows, and the checkpoints it holds. */
     archive?: ArchiveDescription | null

@@ -2,7 +2,7 @@ import type { PreparedEvent } from './event-prepare.js'
 
 /**
  * The one call that publishes a batch of one owner's events, in `schema`: `hookledger_publish`
- * (migration 0020), a SECURITY DEFINER function and the only thing the publisher's database
+ * (the baseline migration), a SECURITY DEFINER function and the only thing the publisher's database
  * role may run. It stores the `events` rows and, for each one actually inserted, its
  * `event.published` ledger entry (with the SHA-256 of its data) — what the service's own
  * `eventInsert` calls too — and the NOTIFY that wakes the fan-out, delivered only on commit.

@@ -118,7 +118,7 @@ export async function openDatabase(
   }
   const schema = config.HOOKLEDGER_DB_SCHEMA
   // Migrate as a privileged role (the migrate URL, else DATABASE_URL or the embedded cluster's
-  // own account), then connect as the service role, which owns nothing (migration 0020).
+  // own account), then connect as the service role, which owns nothing (the baseline migration).
   const migrateUrl = config.HOOKLEDGER_MIGRATE_URL ?? url
   const passwords = installRolePasswords(loadMasterKey(config), schema)
   const { serviceUrl, roleUrls } = await migrateAsOwner({

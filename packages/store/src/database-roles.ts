@@ -1,5 +1,5 @@
 /**
- * The install's database roles (migration 0020: one door into the database).
+ * The install's database roles (the baseline migration: one door into the database).
  *
  * - `owner` owns every object and runs the migrations; nobody logs in as it.
  * - `service` (the worker and the API) owns nothing: it may SELECT, lock rows, and EXECUTE the

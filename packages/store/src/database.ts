@@ -46,7 +46,7 @@ export interface ApiTokensTable {
   revoked_at: Date | null
 }
 
-/** The claim's queue head per endpoint (migration 0009; refreshed by the write primitive). */
+/** The claim's queue head per endpoint ( refreshed by the write primitive). */
 export interface EndpointQueueTable {
   endpoint_id: string
   owner_id: string

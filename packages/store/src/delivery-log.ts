@@ -16,7 +16,7 @@ export interface DeliveryLogFilter {
 
 /**
  * The log's query, for `deliveryLog` and for the test that EXPLAINs it: newest first on
- * (created_at, id), one range scan of deliveries_owner_log_idx (migration 0015), or of
+ * (created_at, id), one range scan of deliveries_owner_log_idx (the baseline migration), or of
  * deliveries_endpoint_list_idx when one endpoint is named. Deleted endpoints' deliveries are
  * left out (their attempts read as missing too).
  */

@@ -5,7 +5,7 @@ import type { Db } from './database.js'
 /**
  * The query of `endpointAttemptsSince`, for it and for the test that EXPLAINs it: one endpoint's
  * `delivery.attempted` entries recorded in [since, until], a range scan of
- * ledger_endpoint_attempts_idx (migration 0017) on each ledger partition.
+ * ledger_endpoint_attempts_idx (the baseline migration) on each ledger partition.
  */
 export function endpointAttemptsQuery(owner_id: string, endpoint_id: string, since: Date, until: Date) {
   return sql<{ at: Date; outcome: AttemptOutcomeName; duration_ms: number }>`

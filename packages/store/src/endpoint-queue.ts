@@ -1,5 +1,5 @@
 /**
- * The claim's queue head (migration 0009): per endpoint, `ready_at` — when it can next be
+ * The claim's queue head (the baseline migration): per endpoint, `ready_at` — when it can next be
  * claimed (its earliest waiting delivery, after its lease). The write primitive refreshes the
  * rows of the endpoints each write touches, in the same transaction, from the one definition
  * in the database (the `endpoint_queue_expected` view), so the claim reads only endpoints with

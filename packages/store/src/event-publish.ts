@@ -26,7 +26,7 @@ export interface EventToPublish {
 /**
  * Stores an event in the caller's transaction (the transactional outbox): it is fanned out
  * only if that transaction commits. The same id again stores nothing and returns
- * `created: false`. One call of `hookledger_publish` (migration 0020): the row, its
+ * `created: false`. One call of `hookledger_publish` (the baseline migration): the row, its
  * `event.published` entry with the SHA-256 of its data, and the NOTIFY, delivered on commit.
  */
 export async function eventInsert(

@@ -1,5 +1,5 @@
 /**
- * The ledger's range partitions (migration 0011): listed, created ahead of the writers, and
+ * The ledger's range partitions (the baseline migration): listed, created ahead of the writers, and
  * dropped — whole and sealed — through the audited retention function. The SQL functions hold
  * the rules; this is how the processes call them.
  */

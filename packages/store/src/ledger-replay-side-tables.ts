@@ -1,5 +1,5 @@
 /**
- * The tables beside the two projections that the ledger also commits to (migration 0020):
+ * The tables beside the two projections that the ledger also commits to (the baseline migration):
  * `events` (each row's `event.published` entry carries the SHA-256 of its data), and the
  * security projections `api_tokens`, `access_codes` and `embeds`, which hookledger_write
  * derives from their entries alone. Replay rebuilds each from the ledger, in SQL (they are

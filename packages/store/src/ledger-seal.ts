@@ -80,7 +80,7 @@ export async function ledgerSeal(db: Db, params: { key: LedgerSigningKey; now: D
         prev_checkpoint_hash: start.checkpointHash,
         created_at: params.now.toISOString(),
       })
-      // The database checks it seals exactly the rows after the previous checkpoint (migration 0020).
+      // The database checks it seals exactly the rows after the previous checkpoint (the baseline migration).
       const row = {
         seq: checkpoint.seq,
         first_tx_id: checkpoint.first?.tx_id ?? null,

@@ -68,15 +68,15 @@ export function foldOver(base: WriteBase, entries: readonly LedgerEntry[]): { se
 }
 
 /**
- * THE write primitive: every change of a projection (endpoints, deliveries) goes through here.
- * It folds `entries` over `base` with the core evolve functions, then in ONE statement inserts
- * the rows the entries created, updates the rows they changed (a row they left as it was is not
- * written), deletes the rows they removed (a retirement, a purge: only base rows, so only rows
- * the caller holds locked), and appends the entries — positions drawn after the row locks, so
- * for every row the ledger's order is the order its changes were applied, which replay relies
- * on. Then it refreshes the claim's queue heads of the endpoints it touched (endpoint-queue.ts).
- * The database checks the other half at commit: a projection row written without a ledger entry about it
- * fails the transaction (migration 0006).
+ * THE write primitive: every change of a projection (endpoints, deliveries) and of the security
+ * tables goes through here. It folds `entries` over `base` with the core `evolve` functions,
+ * then hands the rows the entries created, changed (with the version the caller read) and
+ * removed, and the entries, to ONE call of `hookledger_write` (a SECURITY DEFINER function, the
+ * service role's only door for writes; db/migrations/0001_baseline.sql): it checks each row
+ * against its entries, writes the rows, appends the entries (positions drawn after the row
+ * locks, so for every row the ledger's order is the order its changes were applied, which
+ * replay relies on), refreshes the claim's queue heads of the endpoints it touched and sends
+ * the NOTIFY. One round trip.
  */
 export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteResult> {
   const base = write.base ?? {}

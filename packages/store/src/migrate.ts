@@ -53,7 +53,7 @@ export interface MigrateOptions {
 }
 
 /**
- * Migrates as the install's owner role (creating the roles first, migration 0020), then applies
+ * Migrates as the install's owner role (creating the roles first), then applies
  * the grants. `db` connects as a superuser, a role with CREATEROLE, or the owner itself.
  */
 export async function migrateToLatest(db: Db, dir = MIGRATIONS_DIR, options: MigrateOptions = {}): Promise<string[]> {

@@ -78,7 +78,7 @@ export function projectionUpdateSql(table: 'endpoints' | 'deliveries', columns: 
 
 /**
  * Deletes rows by primary key: the rows a fold removed (the callers hold them locked). The
- * database accepts it only with the removing entry in the same transaction (migration 0010).
+ * database accepts it only with the removing entry in the same transaction (the baseline migration).
  */
 export function projectionDeleteSql(table: 'endpoints' | 'deliveries', ids: readonly string[]): RawBuilder<unknown> {
   return sql`delete from ${ident(table)} where id = any(${ids}::uuid[])`

@@ -55,7 +55,7 @@ export interface EventExplainFacts {
 
 /**
  * What `events.explain` reads, all from the ledger but the endpoints' current rows: the event's
- * `event.published` and `fanout.decided` entries (ledger_event_decisions_idx, migration 0016),
+ * `event.published` and `fanout.decided` entries (ledger_event_decisions_idx),
  * each endpoint of the owner folded through its own entries up to the decision, and each
  * delivery of the event (by the id derived from the pair; a retired one rebuilt from its
  * entries). Purged endpoints are not among them.

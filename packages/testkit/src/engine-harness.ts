@@ -46,7 +46,7 @@ export interface HarnessOptions {
  * a script, and the real dispatcher driven one `step()` at a time on a fake clock.
  */
 export async function engineHarness(options: HarnessOptions = {}) {
-  // The engine runs as the service's own database role, as `serve` does (migration 0020).
+  // The engine runs as the service's own database role, as `serve` does (the baseline migration).
   const database: TestDatabase = options.database ?? (await testDatabase({ role: 'service' }))
   const clock = new FakeClock(options.start)
   const receiver = await new TestReceiver(options.reply).start()

@@ -9,7 +9,7 @@ export interface TestDatabase {
   readonly url: string
   readonly db: Db
   readonly name: string
-  /** The URL of this database as one of the install's login roles (migration 0020). */
+  /** The URL of this database as one of the install's login roles (the baseline migration). */
   roleUrl(role: 'service' | 'publisher' | 'reader'): string
   /** A superuser's handle on the same database (`db` itself when it is one). */
   admin(): Db
