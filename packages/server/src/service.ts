@@ -189,11 +189,7 @@ async function migrateAsOwner(params: {
       return { serviceUrl: params.url, roleUrls }
     }
     const say = params.onAction ?? ((line: string) => params.log.info({ action: line }, 'database:roles'))
-    await migrateToLatest(admin, undefined, { passwords: params.passwords, onAction: say })
-    if (params.embedded) {
-      await sql`grant create on schema public to ${sql.id(roles.publisher)}`.execute(admin)
-      say(`${roles.publisher}: create on schema public (the embedded default: an application sharing the cluster keeps its own tables there)`)
-    }
+    await migrateToLatest(admin, undefined, { passwords: params.passwords, onAction: say, publisherCreatesInPublic: params.embedded })
     return { serviceUrl: roleUrls.service, roleUrls }
   } finally {
     await admin.destroy()

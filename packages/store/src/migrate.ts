@@ -50,6 +50,11 @@ export interface MigrateOptions {
   readonly passwords?: Partial<Record<LoginRole, string>>
   /** Called with each thing done to roles, ownership and grants. */
   readonly onAction?: (line: string) => void
+  /**
+   * The embedded default: the publisher role may also create tables in `public`, for an
+   * application sharing the cluster (examples/bookings).
+   */
+  readonly publisherCreatesInPublic?: boolean
 }
 
 /**
@@ -67,7 +72,21 @@ export async function migrateToLatest(db: Db, dir = MIGRATIONS_DIR, options: Mig
     await sql`set role ${sql.id(roles.owner)}`.execute(conn)
     try {
       const outcome = await migratorFor(conn as Db, dir, schema).migrateToLatest()
-      if (!outcome.error) (await databaseGrantsApply(conn, schema)).forEach(say)
+      if (outcome.error) return outcome
+      // In one transaction, one process at a time: another session never sees the grants half
+      // re-applied (a table it could not read for an instant), and two processes starting at
+      // once never update the same catalog rows together. The partition maker's lock too: it
+      // attaches partitions, which touches the same rows.
+      await conn.transaction().execute(async (trx) => {
+        await sql`select pg_advisory_xact_lock(hashtext('hookledger_roles')), pg_advisory_xact_lock(hashtext('hookledger_ledger_partitions_ahead'))`.execute(trx)
+        ;(await databaseGrantsApply(trx, schema)).forEach(say)
+        if (options.publisherCreatesInPublic) {
+          // As the connecting role (the cluster's superuser): the owner role does not own `public`.
+          await sql`reset role`.execute(trx)
+          await sql`grant create on schema public to ${sql.id(roles.publisher)}`.execute(trx)
+          say(`${roles.publisher}: create on schema public (the embedded default: an application sharing the cluster keeps its own tables there)`)
+        }
+      })
       return outcome
     } finally {
       await sql`reset role`.execute(conn)

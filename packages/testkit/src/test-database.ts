@@ -4,6 +4,8 @@ import { inject } from 'vitest'
 import { createDb, DEFAULT_DB_SCHEMA, installRoleNames, migrateToLatest, roleUrl, type Db } from '@hookledger/store'
 import { TEMPLATE_DB, TEST_ROLE_PASSWORDS } from './global-setup.js'
 
+export { TEST_ROLE_PASSWORDS }
+
 /** A database of its own for the calling test, cloned from the migrated template. */
 export interface TestDatabase {
   readonly url: string
