@@ -36,7 +36,8 @@ export const PG_SETTINGS: Record<string, string> = {
         shared_preload_libraries: [STATS ? 'pg_stat_statements' : '', EXPLAIN_MS ? 'auto_explain' : '']
           .filter(Boolean)
           .join(','),
-        ...(STATS ? { 'pg_stat_statements.track_planning': 'on' } : {}),
+        // track all: the statements inside the write functions are counted on their own too.
+        ...(STATS ? { 'pg_stat_statements.track_planning': 'on', 'pg_stat_statements.track': 'all' } : {}),
       }
     : {}),
   ...(EXPLAIN_MS

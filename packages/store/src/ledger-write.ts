@@ -105,13 +105,14 @@ export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteRe
       deliveries.changed.length + deliveries.removed.length + write.entries.length === 0 && !write.notify && !write.fannedOut) {
     return { endpoints: new Map(), deliveries: new Map(), insertedDeliveries: new Set(), removed: { endpoints: new Set(), deliveries: new Set() } }
   }
-  // A changed row carries the version the caller read (`_v`), which the function checks.
-  const versioned = <R extends { id: string; updated_at: Date }>(rows: R[], before: Map<string, R>) =>
-    rows.map((r) => ({ ...r, _v: before.get(r.id)!.updated_at }))
+  // Each changed row's version as the caller read it (its updated_at then), which the function's
+  // update checks: a row changed since is refused, never overwritten.
+  const versions = <R extends { id: string; updated_at: Date }>(rows: R[], before: Map<string, R>) =>
+    rows.map((r) => before.get(r.id)!.updated_at.toISOString())
   const payload = {
     entries: write.entries.map(entryJson),
-    endpoints: { created: endpoints.created, changed: versioned(endpoints.changed, baseEndpoints), removed: endpoints.removed },
-    deliveries: { created: deliveries.created, changed: versioned(deliveries.changed, baseDeliveries), removed: deliveries.removed },
+    endpoints: { created: endpoints.created, changed: endpoints.changed, removed: endpoints.removed, versions: versions(endpoints.changed, baseEndpoints) },
+    deliveries: { created: deliveries.created, changed: deliveries.changed, removed: deliveries.removed, versions: versions(deliveries.changed, baseDeliveries) },
     ...(keep ? { keep: true } : {}),
     ...(write.queueMerge ? { queue_merge: write.queueMerge } : {}),
     ...(write.notify ? { notify: write.notify } : {}),
@@ -143,9 +144,9 @@ function writeOwner(entries: readonly LedgerEntry[], rows: readonly { owner_id: 
 function writeJson(payload: { endpoints: { created: object[]; changed: object[] }; deliveries: { created: object[]; changed: object[] } } & Record<string, unknown>): string {
   const rows = (list: object[]) => (list.length === 0 ? '[]' : rowsToJson(list))
   const { endpoints, deliveries, ...rest } = payload
-  const e = endpoints as { created: object[]; changed: object[]; removed: string[] }
-  const d = deliveries as { created: object[]; changed: object[]; removed: string[] }
-  return `{"endpoints":{"created":${rows(e.created)},"changed":${rows(e.changed)},"removed":${JSON.stringify(e.removed)}},` +
-    `"deliveries":{"created":${rows(d.created)},"changed":${rows(d.changed)},"removed":${JSON.stringify(d.removed)}},` +
+  const e = endpoints as { created: object[]; changed: object[]; removed: string[]; versions: string[] }
+  const d = deliveries as { created: object[]; changed: object[]; removed: string[]; versions: string[] }
+  return `{"endpoints":{"created":${rows(e.created)},"changed":${rows(e.changed)},"removed":${JSON.stringify(e.removed)},"versions":${JSON.stringify(e.versions)}},` +
+    `"deliveries":{"created":${rows(d.created)},"changed":${rows(d.changed)},"removed":${JSON.stringify(d.removed)},"versions":${JSON.stringify(d.versions)}},` +
     JSON.stringify(rest).slice(1)
 }

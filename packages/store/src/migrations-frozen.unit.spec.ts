@@ -10,7 +10,7 @@ import { MIGRATIONS_DIR } from './migrate.js'
  * before any deployment ran them).
  */
 const FROZEN: Record<string, string> = {
-  '0001_baseline.sql': '709720c260235e575417efadddb99c09be5f1d3ac68716d4b3f52812eb95f138',
+  '0001_baseline.sql': '7ca92403db80bbe7d28fc5d35b52ce57ff740c94143ae0d4b2b2f45d35d6ef2c',
 }
 
 describe('migrations', () => {

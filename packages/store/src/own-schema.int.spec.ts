@@ -42,15 +42,24 @@ describe('hookledger lives in a schema of its own', () => {
     await h.close()
   })
 
-  it('every hookledger function is pinned to the schema, pg_temp last (its body resolves names there whatever the caller’s search_path)', async () => {
+  it('every SECURITY DEFINER and trigger function is pinned to the schema, pg_temp last; the helpers they call only the owner may run', async () => {
     const database = await testDatabase()
-    const pinned = await sql<{ proname: string; config: string[] | null }>`
-      select p.proname::text, p.proconfig as config from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+    const functions = await sql<{ proname: string; config: string[] | null; definer: boolean; trigger: boolean; public_execute: boolean; service_execute: boolean }>`
+      select p.proname::text, p.proconfig as config, p.prosecdef as definer, p.prorettype = 'trigger'::regtype as trigger,
+             has_function_privilege('public', p.oid, 'execute') as public_execute,
+             has_function_privilege(${new URL(database.roleUrl('service')).username}, p.oid, 'execute') as service_execute
+      from pg_proc p join pg_namespace n on n.oid = p.pronamespace
       where n.nspname = 'hookledger' order by 1
     `.execute(database.db)
-    expect(pinned.rows.length).toBeGreaterThan(5)
+    const pinned = functions.rows.filter((f) => f.definer || f.trigger)
+    expect(pinned.length).toBeGreaterThan(10)
     // pg_temp last: a caller's temporary table can never stand in for one of ours (the baseline's last step).
-    for (const f of pinned.rows) expect(f.config, f.proname).toContain('search_path=hookledger, pg_temp')
+    for (const f of pinned) expect(f.config, f.proname).toContain('search_path=hookledger, pg_temp')
+    // The helpers run only inside those, under their path: nobody else may call them.
+    const helpers = functions.rows.filter((f) => !f.definer && !f.trigger)
+    expect(helpers.map((f) => f.proname)).toEqual(expect.arrayContaining(['hookledger_entries_problem', 'hookledger_security_apply']))
+    for (const f of helpers) expect([f.proname, f.public_execute], f.proname).toEqual([f.proname, false])
+    for (const f of helpers.filter((h) => h.proname !== 'hookledger_event_data_sha256')) expect([f.proname, f.service_execute]).toEqual([f.proname, false])
     await database.close()
   })
 })
