@@ -39,25 +39,6 @@ export function endpointsWithMovedHeads(
  */
 export type QueueMerge = 'assign' | 'earliest'
 
-/**
- * Recomputes the queue heads of these endpoints (in id order; a row left as it was is not
- * written). The caller holds their endpoint rows locked, taken in an earlier statement than
- * this one: under READ COMMITTED this statement then sees every write that held them before —
- * without that, a settle and a fan-out racing on one endpoint could each compute the head
- * without the other's rows, and the later commit would leave a waiting delivery off the queue.
- */
-export async function endpointQueueRefresh(trx: Trx, endpointIds: readonly string[], merge: QueueMerge = 'assign'): Promise<void> {
-  if (endpointIds.length === 0) return
-  await sql`
-    insert into endpoint_queue (endpoint_id, owner_id, ready_at)
-    select x.endpoint_id, x.owner_id, x.ready_at from endpoint_queue_expected x
-    where x.endpoint_id = any(${endpointIds}::uuid[])
-    order by x.endpoint_id
-    on conflict (endpoint_id) do update set ready_at = ${merge === 'earliest' ? sql`least(endpoint_queue.ready_at, excluded.ready_at)` : sql`excluded.ready_at`}
-    where endpoint_queue.ready_at is distinct from ${merge === 'earliest' ? sql`least(endpoint_queue.ready_at, excluded.ready_at)` : sql`excluded.ready_at`}
-  `.execute(trx)
-}
-
 /** Fan-out's lock on the endpoints it enqueues to (see `QueueMerge`): in id order, shared. */
 export async function endpointsLockShared(trx: Trx, endpointIds: readonly string[]): Promise<void> {
   if (endpointIds.length === 0) return

@@ -1,11 +1,9 @@
 /**
- * Writes projection rows exactly as the core `evolve*` functions returned them. Rows travel as
- * one jsonb array and are expanded with `jsonb_populate_recordset(null::<table>, …)`, so one
- * statement writes a whole batch whatever its size.
+ * Projection rows and entries as `hookledger_write` reads them: rows exactly as the core
+ * `evolve*` functions returned them, in one jsonb array the function expands with
+ * `jsonb_populate_recordset(null::<table>, …)`, so one call writes a whole batch whatever its size.
  */
-import { sql, type RawBuilder } from 'kysely'
 import type { DeliveryRow, EndpointRow, LedgerEntry } from '@hookledger/core'
-import type { Trx } from './database.js'
 
 type Row = object
 
@@ -49,39 +47,6 @@ export function rowsToJson(rows: readonly Row[]): string {
     out[i] = copy ?? row
   }
   return JSON.stringify(out)
-}
-
-const ident = (s: string) => sql.ref(s)
-const list = (cols: readonly string[], prefix?: string) =>
-  sql.join(cols.map((c) => sql.raw(prefix ? `${prefix}.${c}` : c)))
-
-/** Inserts new rows (a row that exists already fails the statement, unless the caller adds `on conflict`). */
-export function projectionInsertSql(table: 'endpoints' | 'deliveries', columns: readonly string[], rows: readonly Row[]): RawBuilder<unknown> {
-  return sql`
-    insert into ${ident(table)} (${list(columns)})
-    select ${list(columns, 'r')} from jsonb_populate_recordset(null::${ident(table)}, ${rowsToJson(rows)}::jsonb) r
-  `
-}
-
-/**
- * Overwrites existing rows, found by primary key (the id list gives the planner that path
- * whatever its estimates). The callers hold these rows locked (`for update`).
- */
-export function projectionUpdateSql(table: 'endpoints' | 'deliveries', columns: readonly string[], rows: readonly Row[]): RawBuilder<unknown> {
-  const updatable = columns.filter((c) => c !== 'id')
-  return sql`
-    update ${ident(table)} t set (${list(updatable)}) = (${list(updatable, 'r')})
-    from jsonb_populate_recordset(null::${ident(table)}, ${rowsToJson(rows)}::jsonb) r
-    where t.id = any(${(rows as { id: string }[]).map((r) => r.id)}::uuid[]) and t.id = r.id
-  `
-}
-
-/**
- * Deletes rows by primary key: the rows a fold removed (the callers hold them locked). The
- * database accepts it only with the removing entry in the same transaction (the baseline migration).
- */
-export function projectionDeleteSql(table: 'endpoints' | 'deliveries', ids: readonly string[]): RawBuilder<unknown> {
-  return sql`delete from ${ident(table)} where id = any(${ids}::uuid[])`
 }
 
 /** An entry as hookledger_write reads it (timestamps as ISO strings). */
