@@ -8,7 +8,7 @@ import {
 } from '@hookledger/core'
 import { sql } from 'kysely'
 import type { Trx } from './database.js'
-import { entryJson, rowsToJson } from './projection-write.js'
+import { rowsForJson } from './projection-write.js'
 import type { QueueMerge } from './endpoint-queue.js'
 
 /**
@@ -109,10 +109,12 @@ export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteRe
   // update checks: a row changed since is refused, never overwritten.
   const versions = <R extends { id: string; updated_at: Date }>(rows: R[], before: Map<string, R>) =>
     rows.map((r) => before.get(r.id)!.updated_at.toISOString())
+  // Rows with their bytes as `\\x…` hex (what jsonb_populate_recordset reads for bytea); dates,
+  // the entries' too, render as ISO strings.
   const payload = {
-    entries: write.entries.map(entryJson),
-    endpoints: { created: endpoints.created, changed: endpoints.changed, removed: endpoints.removed, versions: versions(endpoints.changed, baseEndpoints) },
-    deliveries: { created: deliveries.created, changed: deliveries.changed, removed: deliveries.removed, versions: versions(deliveries.changed, baseDeliveries) },
+    entries: write.entries,
+    endpoints: { created: rowsForJson(endpoints.created), changed: rowsForJson(endpoints.changed), removed: endpoints.removed, versions: versions(endpoints.changed, baseEndpoints) },
+    deliveries: { created: rowsForJson(deliveries.created), changed: rowsForJson(deliveries.changed), removed: deliveries.removed, versions: versions(deliveries.changed, baseDeliveries) },
     ...(keep ? { keep: true } : {}),
     ...(write.queueMerge ? { queue_merge: write.queueMerge } : {}),
     ...(write.notify ? { notify: write.notify } : {}),
@@ -121,7 +123,7 @@ export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteRe
   }
   const owner = write.owner ?? writeOwner(write.entries, [...endpoints.created, ...endpoints.changed, ...deliveries.created, ...deliveries.changed])
   const result = await sql<{ result: { inserted: string[] } }>`
-    select hookledger_write(${owner}, ${writeJson(payload)}::jsonb) as result
+    select hookledger_write(${owner}, ${JSON.stringify(payload)}::jsonb) as result
   `.execute(trx)
   const insertedIds = new Set(result.rows[0]?.result.inserted ?? [])
   const written = <R extends { id: string }>(parts: { created: R[]; changed: R[] }, onlyInserted: boolean) =>
@@ -138,15 +140,4 @@ export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteRe
 function writeOwner(entries: readonly LedgerEntry[], rows: readonly { owner_id: string }[]): string {
   const owners = new Set<string>([...entries.map((e) => e.owner_id), ...rows.map((r) => r.owner_id)])
   return owners.size === 1 ? [...owners][0]! : '*'
-}
-
-/** The write as JSON, rows' bytes as `\\x…` hex (what jsonb_populate_recordset reads for bytea). */
-function writeJson(payload: { endpoints: { created: object[]; changed: object[] }; deliveries: { created: object[]; changed: object[] } } & Record<string, unknown>): string {
-  const rows = (list: object[]) => (list.length === 0 ? '[]' : rowsToJson(list))
-  const { endpoints, deliveries, ...rest } = payload
-  const e = endpoints as { created: object[]; changed: object[]; removed: string[]; versions: string[] }
-  const d = deliveries as { created: object[]; changed: object[]; removed: string[]; versions: string[] }
-  return `{"endpoints":{"created":${rows(e.created)},"changed":${rows(e.changed)},"removed":${JSON.stringify(e.removed)},"versions":${JSON.stringify(e.versions)}},` +
-    `"deliveries":{"created":${rows(d.created)},"changed":${rows(d.changed)},"removed":${JSON.stringify(d.removed)},"versions":${JSON.stringify(d.versions)}},` +
-    JSON.stringify(rest).slice(1)
 }

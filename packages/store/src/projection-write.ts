@@ -3,7 +3,7 @@
  * `evolve*` functions returned them, in one jsonb array the function expands with
  * `jsonb_populate_recordset(null::<table>, …)`, so one call writes a whole batch whatever its size.
  */
-import type { DeliveryRow, EndpointRow, LedgerEntry } from '@hookledger/core'
+import type { DeliveryRow, EndpointRow } from '@hookledger/core'
 
 type Row = object
 
@@ -31,7 +31,7 @@ void complete
  * flat, so only top-level byte columns need converting; a row without any is serialized as is
  * (no per-key replacer: this runs on every claim and settle).
  */
-export function rowsToJson(rows: readonly Row[]): string {
+export function rowsForJson(rows: readonly Row[]): object[] {
   const out: object[] = new Array(rows.length)
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i] as Record<string, unknown>
@@ -46,19 +46,8 @@ export function rowsToJson(rows: readonly Row[]): string {
     }
     out[i] = copy ?? row
   }
-  return JSON.stringify(out)
+  return out
 }
 
-/** An entry as hookledger_write reads it (timestamps as ISO strings). */
-export function entryJson(e: LedgerEntry): object {
-  return {
-    occurred_at: e.occurred_at.toISOString(),
-    owner_id: e.owner_id,
-    kind: e.kind,
-    endpoint_id: e.endpoint_id,
-    delivery_id: e.delivery_id,
-    event_id: e.event_id,
-    payload: e.payload,
-    actor: e.actor,
-  }
-}
+/** The rows as one JSON array (rowsForJson). */
+export const rowsToJson = (rows: readonly Row[]): string => JSON.stringify(rowsForJson(rows))
