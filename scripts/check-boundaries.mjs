@@ -4,7 +4,8 @@
 //   core ← publisher (the application's side) ← ops;
 //   testkit (dev only) → core, store, worker.
 // Also: core does no I/O, only the composition root reads the environment, relative imports
-// stay inside their package and end in `.js`.
+// stay inside their package and end in `.js`, and no file imports itself back through others
+// (an import circle, type imports included: a shared type belongs in a file of its own).
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 
@@ -52,6 +53,8 @@ function* walk(dir) {
 }
 
 const problems = []
+/** Production file → the production files of its package it imports (relative imports). */
+const edges = new Map()
 const importRe = /\b(?:import|export)\s+(?:type\s+)?[^'";]*?\bfrom\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)|\bimport\s*['"]([^'"]+)['"]/g
 for (const pkg of Object.keys(ALLOWED)) {
   const src = path.join(root, 'packages', pkg, 'src')
@@ -73,6 +76,11 @@ for (const pkg of Object.keys(ALLOWED)) {
         const resolved = path.resolve(path.dirname(file), spec)
         if (!resolved.startsWith(path.join(root, 'packages', pkg) + path.sep)) problems.push(`${rel}: relative import "${spec}" leaves the package`)
         if (!/\.(js|json)$/.test(spec)) problems.push(`${rel}: relative import "${spec}" must end in .js`)
+        if (!isTest && spec.endsWith('.js')) {
+          const target = path.relative(root, resolved.replace(/\.js$/, '.ts'))
+          if (!edges.has(rel)) edges.set(rel, new Set())
+          edges.get(rel).add(target)
+        }
       } else if (!isTest) {
         for (const re of FORBIDDEN[pkg] ?? []) if (re.test(spec)) problems.push(`${rel}: ${pkg} must not import "${spec}"`)
       }
@@ -82,6 +90,25 @@ for (const pkg of Object.keys(ALLOWED)) {
     }
   }
 }
+
+// Import circles: a depth-first walk; a file met again while still on the path closes one.
+const state = new Map() // file → 'open' | 'done'
+const reported = new Set()
+function visit(file, trail) {
+  state.set(file, 'open')
+  for (const next of edges.get(file) ?? []) {
+    if (state.get(next) === 'open') {
+      const circle = [...trail.slice(trail.indexOf(next)), next]
+      const key = [...circle].sort().join(' ')
+      if (!reported.has(key)) {
+        reported.add(key)
+        problems.push(`import circle: ${circle.join(' → ')}`)
+      }
+    } else if (!state.has(next)) visit(next, [...trail, next])
+  }
+  state.set(file, 'done')
+}
+for (const file of [...edges.keys()].sort()) if (!state.has(file)) visit(file, [file])
 
 if (problems.length > 0) {
   console.error(`import boundaries: ${problems.length} problem(s)\n` + problems.map((p) => `  ${p}`).join('\n'))

@@ -116,7 +116,3 @@ export function endpointHealth(attempts: readonly HealthAttempt[], window: Healt
     latency_ms: { p50: percentile(durations, 50), p95: percentile(durations, 95) },
   }
 }
-
-/** Whether `value` names a health window (for input checks outside a schema). */
-export const isHealthWindow = (value: unknown): value is HealthWindow =>
-  typeof value === 'string' && Object.hasOwn(HEALTH_WINDOWS, value)

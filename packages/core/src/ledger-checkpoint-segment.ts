@@ -3,7 +3,7 @@
  * the rows of its range: the part of the chain verifier that holds a checkpoint's worth of state and tells a changed row from a moved, missing or inserted one.
  */
 import { createHash } from 'node:crypto'
-import type { ChainProblem, ChainProblemKind, SealedLeaves } from './ledger-chain-verifier.js'
+import type { ChainProblem, ChainProblemKind, SealedLeaves } from './ledger-chain-problem.js'
 import type { ChainRowRef, LedgerCheckpoint } from './ledger-checkpoint.js'
 import { type ChainRow, ledgerLeafHashAt, ledgerRowBytes } from './ledger-row-encoding.js'
 import { merkleRoot } from './merkle-tree.js'
