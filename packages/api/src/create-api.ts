@@ -124,7 +124,9 @@ export function createApi(options: ApiOptions): Hono<Env> {
   const instrumentRoutes = createInstrumentRoutes({ db: deps.db, instruments: options.instruments })
   app.route('/', instrumentRoutes.app)
   for (const path of instrumentRoutes.paths) routes.push({ method: 'GET', pattern: pathPattern(path) })
-  app.get('/api/openapi.json', (c) => c.json(buildOpenApi(operations)))
+  // The operations are fixed once the app is built: the document is built on first request, then kept.
+  let openApi: ReturnType<typeof buildOpenApi> | undefined
+  app.get('/api/openapi.json', (c) => c.json((openApi ??= buildOpenApi(operations))))
   routes.push({ method: 'GET', pattern: pathPattern('/api/openapi.json') })
 
   for (const op of operations) {
