@@ -337,7 +337,8 @@ export class Dispatcher {
 
   /**
    * One synchronous step for tests on a fake clock: fan out, claim into every free slot, attempt
-   * each claimed delivery, and record the outcomes before returning.
+   * each claimed delivery, and record the outcomes before returning. Under the same lease and
+   * job timeout as the running loop, so a test sees what production does.
    */
   async runOnce(): Promise<StepReport> {
     const fan = await this.fanoutOnce()
@@ -345,6 +346,7 @@ export class Dispatcher {
       now: this.#o.clock.now(),
       limit: this.#concurrency,
       actor: this.#actor,
+      ...(this.#leaseMs !== undefined ? { leaseMs: this.#leaseMs } : {}),
     })
     const settlements = await Promise.all(
       claimed.map((c) =>
@@ -353,6 +355,7 @@ export class Dispatcher {
           transport: this.#o.transport,
           secretBox: this.#o.secretBox,
           actor: this.#actor,
+          ...(this.#o.jobTimeoutMs !== undefined ? { jobTimeoutMs: this.#o.jobTimeoutMs } : {}),
           ...(this.#o.snoozeBudget !== undefined ? { snoozeBudget: this.#o.snoozeBudget } : {}),
         }),
       ),
