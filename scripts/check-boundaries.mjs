@@ -91,20 +91,14 @@ for (const pkg of Object.keys(ALLOWED)) {
   }
 }
 
-// Import circles: a depth-first walk; a file met again while still on the path closes one.
+// Import circles: a depth-first walk; a file met again while still on the path closes one
+// (each edge is walked once, so each circle is reported once).
 const state = new Map() // file → 'open' | 'done'
-const reported = new Set()
 function visit(file, trail) {
   state.set(file, 'open')
   for (const next of edges.get(file) ?? []) {
-    if (state.get(next) === 'open') {
-      const circle = [...trail.slice(trail.indexOf(next)), next]
-      const key = [...circle].sort().join(' ')
-      if (!reported.has(key)) {
-        reported.add(key)
-        problems.push(`import circle: ${circle.join(' → ')}`)
-      }
-    } else if (!state.has(next)) visit(next, [...trail, next])
+    if (state.get(next) === 'open') problems.push(`import circle: ${[...trail.slice(trail.indexOf(next)), next].join(' → ')}`)
+    else if (!state.has(next)) visit(next, [...trail, next])
   }
   state.set(file, 'done')
 }
