@@ -50,7 +50,7 @@ export async function topStatements(db: Db): Promise<void> {
   const top = (
     await sql<{ calls: string; total_ms: number; mean_ms: number; plan_ms: number; rows: string; query: string }>`
       select calls, round(total_exec_time::numeric, 1)::float8 as total_ms, round(mean_exec_time::numeric, 3)::float8 as mean_ms,
-             round(mean_plan_time::numeric, 3)::float8 as plan_ms,
+             round((total_plan_time / greatest(calls, 1))::numeric, 3)::float8 as plan_ms,
              rows, regexp_replace(left(query, 110), '[[:space:]]+', ' ', 'g') as query
       from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())
       order by total_exec_time desc limit 25
