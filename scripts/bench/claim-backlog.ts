@@ -6,6 +6,8 @@
 import { sql } from 'kysely'
 import { JOB_TIMEOUT_MS } from '@hookledger/core'
 import { deliveryClaim, endpointQueueRebuildAll, type Db } from '@hookledger/store'
+// The forgery helper alone: the testkit index needs a running vitest.
+import { forgeDeliveries } from '@hookledger/testkit/delivery-forgery'
 import { countStates, createEndpoints } from './fixtures.js'
 import { freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
 import { EVENT_TYPE, OWNER, cfg, targets } from './settings.js'
@@ -31,19 +33,18 @@ async function generateRows(
            lateral (select ${base}::timestamptz - interval '2 days' + g * interval '1 ms' as t) x
     `.execute(trx)
     const completed = state === 'completed'
-    await sql`
-      insert into deliveries (id, owner_id, endpoint_id, event_id, event_type, state, run, run_started_at,
-        attempts, next_attempt_at, claimed_by, lease_until, last_status, last_error, created_at, updated_at)
+    await forgeDeliveries(trx, sql`
       select gen_random_uuid(), ${OWNER}::text, e.id, 'evt_' || g, ${EVENT_TYPE}::text, ${state}::text, 1, t,
         ${completed ? 1 : 0}::int, ${completed ? sql`null` : sql`t`}, null, null, ${completed ? sql`204` : sql`null`}, null, t, t
       from generate_series(${from}::int, ${to}::int) g
       cross join (select id from endpoints order by created_at, id) e,
       lateral (select ${base}::timestamptz - interval '2 days' + g * interval '1 ms' as t) x
-    `.execute(trx)
+    `)
     // The claim reads the queue heads, which the write primitive keeps; these rows bypassed it.
     await endpointQueueRebuildAll(trx)
   })
-  await sql`vacuum analyze deliveries`.execute(db)
+  await sql`vacuum analyze delivery_origins`.execute(db)
+  await sql`vacuum analyze delivery_states`.execute(db)
   await sql`vacuum analyze events`.execute(db)
 }
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
-import { bypassLedgerGuards, engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { bypassLedgerGuards, engineHarness, forgeDeliveries, type EngineHarness } from '@hookledger/testkit'
 import { runCli } from './cli-process.js'
 
 let h: EngineHarness | null = null
@@ -25,13 +25,12 @@ describe('ledger replay --verify: what it prints', () => {
     // attempt 2 and its retry cut out; 1,005 rows no ledger entry made, all after it in id order
     await bypassLedgerGuards(h.db, async (trx) => {
       await sql`delete from ledger where position in (${ledger[5]!.position}, ${ledger[6]!.position})`.execute(trx)
-      await sql`
-        insert into deliveries
+      await forgeDeliveries(trx, sql`
         select ('ffffffff-ffff-4fff-8fff-' || lpad(to_hex(i), 12, '0'))::uuid, owner_id, endpoint_id, 'evt_forged_' || i,
           event_type, state, run, run_started_at, attempts, next_attempt_at, claimed_by, lease_until, last_status,
           last_error, created_at, updated_at
         from deliveries, generate_series(1, 1005) i where id = ${d.id}
-      `.execute(trx)
+      `)
     })
     const env = { DATABASE_URL: h.url, LOG_LEVEL: 'warn' }
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
-import { adminDbOf, bypassLedgerGuards, engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { adminDbOf, bypassLedgerGuards, engineHarness, forgeDeliveries, type EngineHarness } from '@hookledger/testkit'
 import { runCli } from './cli-process.js'
 
 let h: EngineHarness | null = null
@@ -38,7 +38,7 @@ describe('ledger replay --verify', () => {
     // Behind the ledger's back: a delivery's attempts, an endpoint's description, and a
     // delivery row that no ledger entry ever created.
     // The database refuses each of these outright — to the service's own role (no privilege) …
-    await expect(sql`update deliveries set attempts = 7 where id = ${d1!.id}`.execute(h.db)).rejects.toThrow(/permission denied for table deliveries/)
+    await expect(sql`update deliveries set attempts = 7 where id = ${d1!.id}`.execute(h.db)).rejects.toThrow(/permission denied for view deliveries/)
     await expect(sql`update endpoints set description = 'edited' where id = ${endpoint.id}`.execute(h.db)).rejects.toThrow(/permission denied for table endpoints/)
     // … and, triggers on, to a superuser too.
     await expect(sql`update deliveries set attempts = 7 where id = ${d1!.id}`.execute(adminDbOf(h.db))).rejects.toThrow(/projections change only through hookledger_write/)
@@ -49,13 +49,13 @@ describe('ledger replay --verify', () => {
     // …so they are forged with triggers off, as a superuser could.
     const forged = '00000000-0000-4000-8000-000000000001'
     await bypassLedgerGuards(h.db, async (trx) => {
-      await sql`update deliveries set attempts = 7 where id = ${d1!.id}`.execute(trx)
+      await sql`update delivery_states set attempts = 7 where id = ${d1!.id}`.execute(trx)
       await sql`update endpoints set description = 'edited' where id = ${endpoint.id}`.execute(trx)
-      await sql`
-        insert into deliveries select ${forged}::uuid, owner_id, endpoint_id, 'evt_forged', event_type, 'completed', run,
-          run_started_at, attempts, null, null, null, last_status, last_error, created_at, updated_at
+      await forgeDeliveries(trx, sql`
+        select ${forged}::uuid, owner_id, endpoint_id, 'evt_forged', event_type, 'completed', run,
+          run_started_at, attempts, null::timestamptz, null, null::timestamptz, last_status, last_error, created_at, updated_at
         from deliveries where id = ${d1!.id}
-      `.execute(trx)
+      `)
     })
 
     const tampered = await runCli(['ledger', 'replay', '--verify'], env)

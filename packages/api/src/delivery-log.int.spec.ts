@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { sql } from 'kysely'
 import { deliveryLogQuery } from '@hookledger/store'
-import { adminDbOf, bypassLedgerGuards, engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { adminDbOf, bypassLedgerGuards, engineHarness, forgeDeliveries, type EngineHarness } from '@hookledger/testkit'
 import { testApi, type TestApi } from './testing.js'
 
 let h: EngineHarness
@@ -78,33 +78,33 @@ describe('deliveries.list: the delivery log across endpoints', () => {
     const endpoint = (await h.createEndpoint()).endpoint
     // Enough rows, over several owners, for the planner to prefer the index.
     await bypassLedgerGuards(h.db, (trx) =>
-      sql`
-        insert into deliveries (id, owner_id, endpoint_id, event_id, event_type, state, run, run_started_at, attempts, created_at, updated_at)
+      forgeDeliveries(trx, sql`
         select gen_random_uuid(), 'owner_' || (i % 2), ${endpoint.id}::uuid, 'evt_' || i, 'booking.created',
-          case when i % 7 = 0 then 'discarded' else 'completed' end, 1, now(), 1,
+          case when i % 7 = 0 then 'discarded' else 'completed' end, 1, now(), 1, null::timestamptz, null, null::timestamptz, null::integer, null,
           now() - (i || ' seconds')::interval, now()
         from generate_series(1, 20000) i
-      `.execute(trx),
+      `),
     )
     // Statistics are the owner's to gather (the service role may not analyze).
-    await sql`analyze deliveries`.execute(adminDbOf(h.db))
+    await sql`analyze delivery_origins`.execute(adminDbOf(h.db))
+    await sql`analyze delivery_states`.execute(adminDbOf(h.db))
     await sql`analyze endpoints`.execute(adminDbOf(h.db))
     const plan = async (q: ReturnType<typeof deliveryLogQuery>) =>
       (await sql<{ 'QUERY PLAN': string }>`explain ${q}`.execute(h.db)).rows.map((r) => r['QUERY PLAN']).join('\n')
     const first = await plan(deliveryLogQuery('owner_1', { limit: 51 }))
     console.log(`EXPLAIN deliveries.list (owner, limit 50):\n${first}`)
-    expect(first).toMatch(/Index Scan using deliveries_owner_log_idx on deliveries/)
-    expect(first).not.toMatch(/(->|^)\s*Sort\s+\(cost|Seq Scan on deliveries/m)
+    expect(first).toMatch(/Index Scan using delivery_origins_owner_log_idx on delivery_origins/)
+    expect(first).not.toMatch(/(->|^)\s*Sort\s+\(cost|Seq Scan on delivery_/m)
     const paged = await plan(deliveryLogQuery('owner_1', { limit: 51, state: 'discarded', event_type: 'booking.created', before: [new Date().toISOString(), '00000000-0000-0000-0000-000000000000'] }))
     console.log(`EXPLAIN deliveries.list (owner, state, type, cursor, limit 50):\n${paged}`)
-    expect(paged).toMatch(/Index Scan using deliveries_owner_log_idx on deliveries/)
+    expect(paged).toMatch(/Index Scan using delivery_origins_owner_log_idx on delivery_origins/)
     expect(paged).toMatch(/Index Cond: .*owner_id = .*ROW\(created_at, id\) < ROW\(/s)
-    expect(paged).not.toMatch(/(->|^)\s*Sort\s+\(cost|Seq Scan on deliveries/m)
+    expect(paged).not.toMatch(/(->|^)\s*Sort\s+\(cost|Seq Scan on delivery_/m)
     // A type that matches (almost) nothing: its own index (owner, type, created_at, id), so a
     // rare type does not walk the owner's whole log.
     const rare = await plan(deliveryLogQuery('owner_1', { limit: 51, event_type: 'booking.rescheduled' }))
     console.log(`EXPLAIN deliveries.list (owner, a rare type, limit 50):\n${rare}`)
-    expect(rare).toMatch(/deliveries_owner_type_log_idx/)
-    expect(rare).not.toMatch(/(->|^)\s*Sort\s+\(cost|Seq Scan on deliveries/m)
+    expect(rare).toMatch(/delivery_origins_owner_type_log_idx/)
+    expect(rare).not.toMatch(/(->|^)\s*Sort\s+\(cost|Seq Scan on delivery_/m)
   })
 })

@@ -77,7 +77,8 @@ describe('webhook secrets', () => {
       expect.arrayContaining([
         'ledger',
         'endpoints',
-        'deliveries',
+        'delivery_origins',
+        'delivery_states',
         'events',
         'api_tokens',
         'embeds',

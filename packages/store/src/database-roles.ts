@@ -70,7 +70,7 @@ const SERVICE_FUNCTIONS = [
 ]
 const PUBLISHER_FUNCTIONS = ['hookledger_publish(text, jsonb, timestamp with time zone, text)', 'hookledger_publish_compare(text, jsonb)']
 /** Tables the service locks rows of (`for update`/`for share` needs an UPDATE privilege on a column; the one-door trigger refuses the update itself). */
-const LOCKED_TABLES = ['deliveries', 'endpoints', 'events', 'access_codes', 'embeds', 'api_tokens']
+const LOCKED_TABLES = ['deliveries', 'delivery_states', 'endpoints', 'events', 'access_codes', 'embeds', 'api_tokens']
 
 export interface RolesApplied {
   readonly roles: InstallRoleNames

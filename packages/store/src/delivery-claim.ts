@@ -7,6 +7,7 @@ import {
   type LedgerEntry,
 } from '@hookledger/core'
 import type { Db, Trx } from './database.js'
+import { DELIVERY_ROW_COLUMNS } from './delivery-row-sql.js'
 import { ledgerWrite } from './ledger-write.js'
 
 /** The event as it travels: thin, no content. */
@@ -65,17 +66,18 @@ export interface LockedHead {
 async function lockHeads(trx: Trx, heads: RawBuilder<unknown>, now: Date): Promise<LockedHead[]> {
   const locked = await sql<DeliveryRow & HeadEvent>`
     with heads as materialized (${heads})
-    select d.*, ev.id as ev_id, ev.type as ev_type, ev.subject as ev_subject,
+    select ${DELIVERY_ROW_COLUMNS}, ev.id as ev_id, ev.type as ev_type, ev.subject as ev_subject,
            ev.occurred_at as ev_occurred_at, ev.data as ev_data
     from heads
     cross join lateral (
-      select * from deliveries d
-      where d.id = heads.id and d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
+      select * from delivery_states s
+      where s.id = heads.id and s.state in ('pending', 'retryable') and s.next_attempt_at <= ${now}
       limit 1
-    ) d
-    left join events ev on ev.owner_id = d.owner_id and ev.id = d.event_id
-    order by d.next_attempt_at, d.id
-    for update of d skip locked
+    ) s
+    join delivery_origins o on o.id = s.id
+    left join events ev on ev.owner_id = o.owner_id and ev.id = o.event_id
+    order by s.next_attempt_at, s.id
+    for update of s skip locked
   `.execute(trx)
   return locked.rows.map(({ ev_id, ev_type, ev_subject, ev_occurred_at, ev_data, ...delivery }) => ({
     delivery,
@@ -94,7 +96,7 @@ export function lockNextHeadsOf(trx: Trx, endpointIds: readonly string[], now: D
     sql`
       select h.id from unnest(${endpointIds}::uuid[]) as e(id)
       cross join lateral (
-        select d.id from deliveries d
+        select d.id from delivery_states d
         where d.endpoint_id = e.id and d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
         order by d.next_attempt_at, d.id limit 1
       ) h
@@ -151,7 +153,7 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
       sql`
         select h.id from endpoint_queue q
         cross join lateral (
-          select d.id from deliveries d
+          select d.id from delivery_states d
           where d.endpoint_id = q.endpoint_id and d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
           order by d.next_attempt_at, d.id limit 1
         ) h

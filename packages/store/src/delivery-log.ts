@@ -16,8 +16,8 @@ export interface DeliveryLogFilter {
 
 /**
  * The log's query, for `deliveryLog` and for the test that EXPLAINs it: newest first on
- * (created_at, id), one range scan of deliveries_owner_log_idx (the baseline migration), or of
- * deliveries_endpoint_list_idx when one endpoint is named. Deleted endpoints' deliveries are
+ * (created_at, id), one range scan of delivery_origins_owner_log_idx (migration 0002), or of
+ * delivery_origins_endpoint_list_idx when one endpoint is named. Deleted endpoints' deliveries are
  * left out (their attempts read as missing too).
  */
 export function deliveryLogQuery(

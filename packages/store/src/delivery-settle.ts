@@ -14,6 +14,7 @@ import {
 } from '@hookledger/core'
 import { randomUUID } from 'node:crypto'
 import type { Db, Trx } from './database.js'
+import { DELIVERY_ROW_COLUMNS } from './delivery-row-sql.js'
 import { eventInsert } from './event-publish.js'
 import { decideHeads, lockNextHeadsOf, type ClaimedDelivery } from './delivery-claim.js'
 import { foldOver, ledgerWrite } from './ledger-write.js'
@@ -41,19 +42,20 @@ export interface ClaimGuard {
  * later claim re-leased it) and returns them as they are now. Rows found by primary key (the id
  * list gives the planner that path); the state test is written `is not distinct from` — the
  * same test as `=` on this non-null column, but not one the planner can answer from the partial
- * index `deliveries_running_idx`, whose dead entries pile up between vacuums.
+ * index `delivery_states_running_idx`, whose dead entries pile up between vacuums.
  */
 export async function deliveriesLockClaimed(trx: Trx, guards: readonly ClaimGuard[]): Promise<DeliveryRow[]> {
   if (guards.length === 0) return []
   const json = JSON.stringify(guards.map((g) => ({ id: g.id, claimed_by: g.claimed_by, lease_until: g.lease_until.toISOString() })))
   const result = await sql<DeliveryRow>`
-    select d.* from deliveries d
-    join jsonb_to_recordset(${json}::jsonb) as g(id uuid, claimed_by text, lease_until timestamptz) on d.id = g.id
-    where d.id = any(${guards.map((g) => g.id)}::uuid[])
-      and d.claimed_by = g.claimed_by and d.lease_until = g.lease_until
-      and d.state is not distinct from 'running'
-    order by d.id
-    for update of d
+    select ${DELIVERY_ROW_COLUMNS} from delivery_states s
+    join jsonb_to_recordset(${json}::jsonb) as g(id uuid, claimed_by text, lease_until timestamptz) on s.id = g.id
+    join delivery_origins o on o.id = s.id
+    where s.id = any(${guards.map((g) => g.id)}::uuid[])
+      and s.claimed_by = g.claimed_by and s.lease_until = g.lease_until
+      and s.state is not distinct from 'running'
+    order by s.id
+    for update of s
   `.execute(trx)
   return result.rows
 }
@@ -182,8 +184,9 @@ export async function deliveryRescue(db: Db, params: { now: Date; limit?: number
   const { now } = params
   return db.transaction().execute(async (trx) => {
     const stale = await sql<DeliveryRow>`
-      select * from deliveries where state = 'running' and lease_until <= ${now}
-      order by lease_until limit ${params.limit ?? 100} for update skip locked
+      select ${DELIVERY_ROW_COLUMNS} from delivery_states s join delivery_origins o on o.id = s.id
+      where s.state = 'running' and s.lease_until <= ${now}
+      order by s.lease_until limit ${params.limit ?? 100} for update of s skip locked
     `.execute(trx)
     if (stale.rows.length === 0) return 0
     const items: Settlement[] = stale.rows.map((d) => ({

@@ -18,6 +18,7 @@ import {
   type SignatureScheme,
 } from '@hookledger/core'
 import type { Trx } from './database.js'
+import { DELIVERY_ROW_COLUMNS } from './delivery-row-sql.js'
 import { ledgerWrite } from './ledger-write.js'
 import { channelSql } from './event-publish.js'
 
@@ -120,8 +121,9 @@ export async function endpointDelete(
   if (exists.rows.length === 0) return null
   const waiting = (
     await sql<DeliveryRow>`
-      select * from deliveries where endpoint_id = ${id}::uuid and state in ('pending', 'retryable')
-      order by id for update
+      select ${DELIVERY_ROW_COLUMNS} from delivery_states s join delivery_origins o on o.id = s.id
+      where s.endpoint_id = ${id}::uuid and s.state in ('pending', 'retryable')
+      order by s.id for update of s
     `.execute(trx)
   ).rows
   const row = await endpointLock(trx, ctx, id)

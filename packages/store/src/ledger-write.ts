@@ -8,7 +8,7 @@ import {
 } from '@hookledger/core'
 import { sql } from 'kysely'
 import type { Trx } from './database.js'
-import { rowsForJson } from './projection-write.js'
+import { rowPatch, rowsForJson } from './projection-write.js'
 import type { QueueMerge } from './endpoint-queue.js'
 
 /**
@@ -109,12 +109,15 @@ export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteRe
   // update checks: a row changed since is refused, never overwritten.
   const versions = <R extends { id: string; updated_at: Date }>(rows: R[], before: Map<string, R>) =>
     rows.map((r) => before.get(r.id)!.updated_at.toISOString())
+  // A changed row travels as its id and the columns that changed (the function lays them over
+  // the row as stored, whose version it checks).
+  const patches = <R extends { id: string }>(rows: R[], before: Map<string, R>) => rows.map((r) => rowPatch(r, before.get(r.id)!))
   // Rows with their bytes as `\\x…` hex (what jsonb_populate_recordset reads for bytea); dates,
   // the entries' too, render as ISO strings.
   const payload = {
     entries: write.entries,
-    endpoints: { created: rowsForJson(endpoints.created), changed: rowsForJson(endpoints.changed), removed: endpoints.removed, versions: versions(endpoints.changed, baseEndpoints) },
-    deliveries: { created: rowsForJson(deliveries.created), changed: rowsForJson(deliveries.changed), removed: deliveries.removed, versions: versions(deliveries.changed, baseDeliveries) },
+    endpoints: { created: rowsForJson(endpoints.created), changed: patches(endpoints.changed, baseEndpoints), removed: endpoints.removed, versions: versions(endpoints.changed, baseEndpoints) },
+    deliveries: { created: rowsForJson(deliveries.created), changed: patches(deliveries.changed, baseDeliveries), removed: deliveries.removed, versions: versions(deliveries.changed, baseDeliveries) },
     ...(keep ? { keep: true } : {}),
     ...(write.queueMerge ? { queue_merge: write.queueMerge } : {}),
     ...(write.notify ? { notify: write.notify } : {}),

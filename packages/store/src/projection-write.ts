@@ -51,3 +51,28 @@ export function rowsForJson(rows: readonly Row[]): object[] {
 
 /** The rows as one JSON array (rowsForJson). */
 export const rowsToJson = (rows: readonly Row[]): string => JSON.stringify(rowsForJson(rows))
+
+/** Whether two column values are the same as the database would store them. */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (a === null || b === null || a === undefined || b === undefined) return false
+  if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime()
+  if (a instanceof Uint8Array && b instanceof Uint8Array) return Buffer.compare(a, b) === 0
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => sameValue(x, b[i]))
+  return false
+}
+
+/**
+ * A changed row as `hookledger_write` lays it over the row as stored: its id and the columns
+ * whose value differs from `before` (the row as the caller read it), as rowsForJson renders them.
+ * A settle changes a handful of an endpoint's 25 columns: its sealed secrets never travel again.
+ */
+export function rowPatch<R extends { id: string }>(row: R, before: R): object {
+  const patch: Record<string, unknown> = { id: row.id }
+  for (const key in row) {
+    const value = row[key] as unknown
+    if (sameValue(value, (before as Record<string, unknown>)[key])) continue
+    patch[key] = value instanceof Uint8Array ? '\\x' + Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex') : value
+  }
+  return patch
+}

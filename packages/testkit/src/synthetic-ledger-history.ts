@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { Db } from '@hookledger/store'
+import { forgeDeliveries } from './delivery-forgery.js'
 
 /**
  * A consistent synthetic history, written straight in SQL as a long-running system would have
@@ -69,12 +70,11 @@ export async function syntheticLedgerHistory(db: Db, params: { deliveries: numbe
       from syn_d cross join lateral (values (1, 'delivery.attempted', ${attempted(t(7100), 2, 200, 'completed')}), (2, 'delivery.completed', '{}'::jsonb)) k(o, kind, payload)
       where retried order by i, k.o
     `.execute(trx)
-    await sql`
-      insert into deliveries
+    await forgeDeliveries(trx, sql`
       select id, 'syn', endpoint_id, event_id, 'booking.created', 'completed', 1, enq, case when retried then 2 else 1 end,
         null, null, null, 200, null, enq, case when retried then ${t(7100)} else ${t(1100)} end
       from syn_d
-    `.execute(trx)
+    `)
   })
-  for (const table of ['ledger', 'deliveries', 'endpoints']) await sql`vacuum analyze ${sql.ref(table)}`.execute(db)
+  for (const table of ['ledger', 'delivery_origins', 'delivery_states', 'endpoints']) await sql`vacuum analyze ${sql.ref(table)}`.execute(db)
 }

@@ -367,14 +367,14 @@ describe('lock order', () => {
     let rowLocked!: () => void
     const locked = new Promise<void>((r) => (rowLocked = r))
     const holder = h.db.transaction().execute(async (trx) => {
-      await sql`select id from deliveries where id = ${low!.id}::uuid for update`.execute(trx)
+      await sql`select id from delivery_states where id = ${low!.id}::uuid for update`.execute(trx)
       rowLocked()
       await gate
     })
     await locked
     const ctx = { owner_id: h.owner, now: h.clock.now(), actor: 'owner:test' }
     const deletion = h.db.transaction().execute((trx) => endpointDelete(trx, ctx, endpoint.id))
-    await untilWaiting(h, '%from deliveries where endpoint_id%for update%')
+    await untilWaiting(h, '%from delivery_states s join delivery_origins o%s.endpoint_id%for update of s%')
     // a claim now locks the head delivery and needs the endpoint row
     const claim = deliveryClaim(h.db, { now: h.clock.now(), limit: 1, actor: 'worker:w' })
     const settled = new AbortController()

@@ -6,7 +6,7 @@
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ledgerReplayVerify } from '@hookledger/store'
-import { bypassLedgerGuards, engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { bypassLedgerGuards, engineHarness, forgeDeliveries, type EngineHarness } from '@hookledger/testkit'
 
 const s = 1_000
 const min = 60 * s
@@ -103,7 +103,7 @@ describe('ledger replay: the history rules', () => {
     const { endpoint, d } = await thirdTimeLucky(h)
     await bypassLedgerGuards(h.db, async (trx) => {
       await sql`update endpoints set updated_at = updated_at + interval '1 microsecond' where id = ${endpoint.id}`.execute(trx)
-      await sql`update deliveries set event_type = event_type where id = ${d.id}`.execute(trx) // no change at all
+      await sql`update delivery_origins set event_type = event_type where id = ${d.id}`.execute(trx) // no change at all
     })
     let report = await h.replay()
     expect(report.differences.map((x) => [x.table, x.kind, x.columns])).toEqual([['endpoints', 'changed', ['updated_at']]])
@@ -129,14 +129,13 @@ describe('ledger replay: every difference counted', () => {
     const forged = 1_234
     await bypassLedgerGuards(h.db, async (trx) => {
       // rows no ledger entry ever made (after the real one in id order) …
-      await sql`
-        insert into deliveries
+      await forgeDeliveries(trx, sql`
         select ('ffffffff-ffff-4fff-8fff-' || lpad(to_hex(i), 12, '0'))::uuid, owner_id, endpoint_id, 'evt_forged_' || i, event_type, state, run,
           run_started_at, attempts, next_attempt_at, claimed_by, lease_until, last_status, last_error, created_at, updated_at
         from deliveries, generate_series(1, ${forged}) i where id = ${d.id}
-      `.execute(trx)
+      `)
       // … one changed behind the ledger's back, and one endpoint
-      await sql`update deliveries set attempts = 7 where id = ${d.id}`.execute(trx)
+      await sql`update delivery_states set attempts = 7 where id = ${d.id}`.execute(trx)
       await sql`update endpoints set description = 'edited' where id = ${endpoint.id}`.execute(trx)
     })
     const total = forged + 2

@@ -98,7 +98,7 @@ describe('projection snapshots', () => {
     // Consistently with the live row, so only the digest can tell.
     await bypassLedgerGuards(h.db, async (trx) => {
       await sql`update ledger_snapshot_rows set rows = jsonb_set(rows, '{0,attempts}', '7') where entity = 'delivery' and chunk = 0`.execute(trx)
-      await sql`update deliveries set attempts = 7 where id = (select (rows -> 0 ->> 'id')::uuid from ledger_snapshot_rows where entity = 'delivery' and chunk = 0)`.execute(trx)
+      await sql`update delivery_states set attempts = 7 where id = (select (rows -> 0 ->> 'id')::uuid from ledger_snapshot_rows where entity = 'delivery' and chunk = 0)`.execute(trx)
     })
     const replay = await ledgerReplayVerify(h.db)
     expect(replay.snapshot).toMatchObject({ seq: 1, digestMatches: false })
