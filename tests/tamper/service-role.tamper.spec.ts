@@ -84,6 +84,23 @@ describe('as hookledger_service, no statement changes history', () => {
         from deliveries d order by d.id limit 1))`,
       /row_version/,
     ],
+    [
+      'a delivery made into another one (what it is never changes)',
+      () => sql`select hookledger_write('default', (select jsonb_build_object(
+        'entries', jsonb_build_array(jsonb_build_object('occurred_at', now(), 'owner_id', 'default', 'kind', 'delivery.completed', 'actor', 'forger',
+          'endpoint_id', d.endpoint_id, 'delivery_id', d.id, 'event_id', d.event_id, 'payload', '{}'::jsonb)),
+        'deliveries', jsonb_build_object('changed', jsonb_build_array(jsonb_build_object('id', d.id, 'event_type', 'forged.type')), 'versions', jsonb_build_array(d.updated_at)))
+        from deliveries d order by d.id limit 1))`,
+      /row_disagrees: delivery .* changed what it is/,
+    ],
+    [
+      'a change to a delivery that does not exist',
+      () => write('default', {
+        entries: [entry('delivery.completed', { endpoint_id: '00000000-0000-4000-8000-00000000e004', delivery_id: '00000000-0000-4000-8000-00000000d004', event_id: 'evt_none', payload: {} })],
+        deliveries: { changed: [{ id: '00000000-0000-4000-8000-00000000d004', state: 'completed' }], versions: ['2000-01-01T00:00:00Z'] },
+      }),
+      /row_version: a changed row is gone/,
+    ],
     ["another owner's entry in an owner's write", () => write('default', { entries: [entry('endpoint.disabled', { owner_id: 'victim', endpoint_id: '00000000-0000-4000-8000-00000000e003', payload: { reason: 'x' } })] }), /entry of owner victim in a write for default/],
     ['an unknown entry kind', () => write('default', { entries: [entry('teleport.done', { payload: {} })] }), /unknown entry kind/],
     ['create a function in the schema', () => sql`create function hookledger.evil() returns int language sql as 'select 1'`, /permission denied for schema/],
