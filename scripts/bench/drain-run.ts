@@ -17,6 +17,7 @@ import { DatabaseClock, createPgNotifier, ledgerSealState, type Db } from '@hook
 import { Dispatcher, LedgerSealerLoop } from '@hookledger/worker'
 import { attemptTimeoutsOf, loadConfig, snoozeBudgetOf } from '@hookledger/server'
 import { startProfile, topStatements, resetStatements } from './drain-diagnostics.js'
+import { tableWritesMark, tableWritesSince } from './table-writes.js'
 import { bulkCreateEndpoints, countCompleted, countStates, createEndpoints, eventId, newDispatcher, newTransport, publish, waitCompleted } from './fixtures.js'
 import { freshDatabase, type BenchDb, type Env } from './harness.js'
 import { CHECKPOINT_INTERVAL_MS, OWNER, POOL_SIZE, PROFILE, QUICK, RESULTS_DIR, STATS, cfg } from './settings.js'
@@ -56,6 +57,8 @@ export interface DrainResult {
   readonly lag: { maxRows: number; samples: number; catchUpMs: number; checkpoints: number }
   /** Statements this process sent to PostgreSQL during the drain, per delivery and per settle transaction. */
   readonly roundTrips: { total: number; perDelivery: number; perSettle: number }
+  /** WAL bytes per delivery, and per table updates per delivery and their HOT share (table-writes.ts). */
+  readonly writes: Awaited<ReturnType<typeof tableWritesSince>>
 }
 
 export async function runDrain(env: Env, progress: Progress, opts: DrainOptions): Promise<DrainResult> {
@@ -125,6 +128,7 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
     sealer?.start()
     progress.phase(`${opts.name}: draining ${total} deliveries at concurrency ${concurrency}`, async () => `${await countCompleted(db)} of ${total} completed`)
     const statementsBefore = statementsSent()
+    const writesBefore = await tableWritesMark(bdb.admin)
     await dispatcher.start()
     await env.receiver.waitFor(total, QUICK ? 60_000 : 300_000)
     const statements = statementsSent() - statementsBefore
@@ -141,6 +145,8 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
     await dispatcher.stop()
     if (diagnose && STATS) await topStatements(bdb.admin)
 
+    // Each delivery's state row is updated at least twice (claimed, settled).
+    const writes = await tableWritesSince(bdb.admin, writesBefore, total, 2 * total)
     const states = await countStates(db)
     if (states['completed'] !== total) throw new Error(`states after drain: ${JSON.stringify(states)}`)
     const { count: received } = await env.receiver.dump()
@@ -156,6 +162,7 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
       roundTrips: { total: statements, perDelivery: statements / total, perSettle: statements / Math.max(1, Number(span.settles)) },
       loopDelay: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6 },
       lag: { ...lag, catchUpMs, checkpoints: sealer ? (await ledgerSealState(db)).checkpoints : 0 },
+      writes,
     }
   } finally {
     await dispatcher?.stop()

@@ -46,6 +46,7 @@ export async function drainScenario({ env, progress }: ScenarioContext): Promise
       avg_settle_batch: round(total / r.settles, 1),
       lease_busy_snoozes: r.busy,
       cycle_median_ms: cycle,
+      writes: r.writes,
       event_loop_delay_ms: { p50: round(r.loopDelay.p50, 1), p99: round(r.loopDelay.p99, 1) },
       cpu,
       cpu_ms_per_delivery: round((cpu['main_ms']! + cpu['receiver_ms']! + cpu['postgres_ms']!) / total, 3),
