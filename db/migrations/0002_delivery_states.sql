@@ -174,14 +174,14 @@ begin
   if v_bad is not null then perform hookledger_refuse('entry_invalid', v_bad); end if;
   v_epc := array(select r from jsonb_populate_recordset(null::endpoints, v_ep_created) r);
   v_dlc := array(select r from jsonb_populate_recordset(null::deliveries, v_dl_created) r);
-  -- A changed row comes as its id and the columns that changed, laid over the row as stored
-  -- (whose version step 3 checks); a row that is gone is refused below. The stored rows are
+  -- A changed row comes as its id and the columns that changed, laid over the row as stored,
+  -- which must still be the version the caller read. The stored rows are
   -- found through their id list, so by primary key whatever a generic plan's estimates.
   v_pids := array(select (x ->> 'id')::uuid from jsonb_array_elements(v_ep_changed) x);
   v_epx := array(
     select jsonb_populate_record(o, x.patch) from jsonb_array_elements(v_ep_changed) with ordinality as x(patch, n)
     join endpoints o on o.id = (x.patch ->> 'id')::uuid
-    where o.id = any(v_pids) order by x.n);
+    where o.id = any(v_pids) and o.updated_at = v_epv[x.n::integer] order by x.n);
   v_pids := array(select (x ->> 'id')::uuid from jsonb_array_elements(v_dl_changed) x);
   v_dlx := array(
     select jsonb_populate_record(row(o.id, o.owner_id, o.endpoint_id, o.event_id, o.event_type, s.state, s.run,
@@ -190,9 +190,13 @@ begin
     from jsonb_array_elements(v_dl_changed) with ordinality as x(patch, n)
     join delivery_origins o on o.id = (x.patch ->> 'id')::uuid
     join delivery_states s on s.id = o.id
-    where o.id = any(v_pids) and s.id = any(v_pids) order by x.n);
+    where o.id = any(v_pids) and s.id = any(v_pids) and s.updated_at = v_dlv[x.n::integer] order by x.n);
+  -- A row changed since the caller read it is refused here, before it is checked against the
+  -- entries: a caller that wrote optimistically (the settle) tells a stale base by this code
+  -- alone, and retries the locking way. (The update in step 3 checks the version again, under
+  -- the row lock.)
   if cardinality(v_epx) <> jsonb_array_length(v_ep_changed) or cardinality(v_dlx) <> jsonb_array_length(v_dl_changed) then
-    perform hookledger_refuse('row_version', 'a changed row is gone (or named twice)');
+    perform hookledger_refuse('row_version', 'a changed row changed since it was read (or is gone, or is named twice)');
   end if;
 
   -- 2. The rows against their entries.

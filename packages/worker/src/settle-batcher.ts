@@ -1,5 +1,5 @@
 import { databaseRetryDelayMs, type Clock, type Logger } from '@hookledger/core'
-import { deliverySettleAndClaimNext, type ClaimedDelivery, type Db, type Settlement } from '@hookledger/store'
+import { deliverySettleBatch, type ClaimedDelivery, type Db, type Settlement } from '@hookledger/store'
 import { DatabaseHealth } from './database-health.js'
 import { silentObserver, type DispatcherObserver } from './dispatcher-observer.js'
 
@@ -177,7 +177,7 @@ export class SettleBatcher {
         const chained = new Set(batch.filter((b) => b.chain).map((b) => b.item.delivery.endpoint_id))
         const next = { actor: this.#claimNext?.actor ?? '', leaseMs: this.#claimNext?.leaseMs ?? 0, endpointIds: chained }
         const started = performance.now()
-        const { recorded, claimed, entries } = await this.#db.transaction().execute((trx) => deliverySettleAndClaimNext(trx, items, this.#clock.now(), next))
+        const { recorded, claimed, entries } = await deliverySettleBatch(this.#db, items, this.#clock.now(), next)
         this.#health.succeeded()
         this.#observer.settled(items.length, entries, performance.now() - started)
         // Abandoned meanwhile: already logged as unwritten, and its waiters released.

@@ -1,0 +1,81 @@
+/**
+ * The settle's optimistic path (`deliverySettleBatch`): the rows as the worker holds them from
+ * its claim are the base and the write function's version check replaces re-reading and locking
+ * them. When a row changed meanwhile, the batch runs again the locking way and decides on the
+ * rows as they are now.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { DeliveryOutcome, JOB_TIMEOUT_MS } from '@hookledger/core'
+import { deliveryClaim, deliveryRescue, deliverySettleBatch, endpointUpdate, type ClaimedDelivery, type Settlement } from '@hookledger/store'
+import { engineHarness, type EngineHarness } from '@hookledger/testkit'
+
+let h: EngineHarness
+afterEach(async () => h?.close())
+
+const completed = (c: ClaimedDelivery, at: Date): Settlement => ({
+  delivery: c.delivery,
+  endpoint: c.endpoint,
+  actor: 'worker:w',
+  outcome: DeliveryOutcome.completed({ started_at: at, duration_ms: 5, status_code: 200, error: null, signed_with: [] }),
+})
+
+async function claimOne(h: EngineHarness, events: string[]): Promise<ClaimedDelivery> {
+  for (const id of events) await h.publish({ id })
+  await h.dispatcher.fanoutOnce()
+  const { claimed } = await deliveryClaim(h.db, { now: h.clock.now(), limit: 1, actor: 'worker:w' })
+  expect(claimed).toHaveLength(1)
+  return claimed[0]!
+}
+
+const next = { actor: 'worker:w', leaseMs: JOB_TIMEOUT_MS }
+
+describe('settle, optimistic on the rows the claim left', () => {
+  it('nothing changed since the claim: recorded, and the lease passes to the next due delivery', async () => {
+    h = await engineHarness()
+    const { endpoint } = await h.createEndpoint()
+    const c = await claimOne(h, ['evt_a', 'evt_b'])
+    h.clock.advance(1_000)
+    const r = await deliverySettleBatch(h.db, [completed(c, h.clock.now())], h.clock.now(), next)
+    expect([...r.recorded]).toEqual([c.delivery.id])
+    const other = c.delivery.event_id === 'evt_a' ? 'evt_b' : 'evt_a'
+    expect(r.claimed.map((x) => x.delivery.event_id)).toEqual([other])
+    // The next claim carries the endpoint as this write left it, so its own settle is optimistic too.
+    expect(r.claimed[0]!.endpoint).toEqual(await h.endpointOf(endpoint.id))
+    h.clock.advance(1_000)
+    const r2 = await deliverySettleBatch(h.db, [completed(r.claimed[0]!, h.clock.now())], h.clock.now(), next)
+    expect(r2.recorded.size).toBe(1)
+    expect(await h.deliveryOf(other)).toMatchObject({ state: 'completed' })
+    expect((await h.replay()).differences).toEqual([])
+  })
+
+  it('the owner edited the endpoint meanwhile: the write is refused, the locking way records it and keeps the edit', async () => {
+    h = await engineHarness()
+    const { endpoint } = await h.createEndpoint()
+    const c = await claimOne(h, ['evt_a', 'evt_b'])
+    h.clock.advance(1_000)
+    await h.db.transaction().execute((trx) =>
+      endpointUpdate(trx, { owner_id: h.owner, now: h.clock.now(), actor: 'owner:test' }, endpoint.id, { description: 'edited in flight', enabled: false }),
+    )
+    h.clock.advance(1_000)
+    const r = await deliverySettleBatch(h.db, [completed(c, h.clock.now())], h.clock.now(), next)
+    expect([...r.recorded]).toEqual([c.delivery.id])
+    // Decided on the endpoint as it is now: disabled, so its lease is not passed on.
+    expect(r.claimed).toEqual([])
+    expect(await h.deliveryOf(c.delivery.event_id)).toMatchObject({ state: 'completed' })
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({ description: 'edited in flight', enabled: false, busy_until: null })
+    expect((await h.replay()).differences).toEqual([])
+  })
+
+  it('the rescuer took the delivery back meanwhile: the late outcome is dropped (and kept in the ledger)', async () => {
+    h = await engineHarness()
+    await h.createEndpoint()
+    const c = await claimOne(h, ['evt_a'])
+    h.clock.advance(JOB_TIMEOUT_MS + 1_000)
+    expect(await deliveryRescue(h.db, { now: h.clock.now() })).toBe(1)
+    const r = await deliverySettleBatch(h.db, [completed(c, h.clock.now())], h.clock.now(), next)
+    expect(r.recorded.size).toBe(0)
+    expect(r.entries.map((e) => e.kind)).toEqual(['delivery.settle_dropped'])
+    expect(await h.deliveryOf('evt_a')).toMatchObject({ state: 'retryable' })
+    expect((await h.replay()).differences).toEqual([])
+  })
+})
