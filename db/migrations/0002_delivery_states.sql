@@ -93,9 +93,10 @@ from delivery_origins o join delivery_states s on s.id = o.id;
 create function hookledger_deliveries_view_write() returns trigger
 language plpgsql set search_path from current as $$
 begin
-  if tg_op in ('UPDATE', 'DELETE') then
-    delete from delivery_states where id = old.id and tg_op = 'DELETE';
-    delete from delivery_origins where id = old.id and tg_op = 'DELETE';
+  if tg_op = 'DELETE' then
+    delete from delivery_states where id = old.id;
+    delete from delivery_origins where id = old.id;
+    return old;
   end if;
   if tg_op = 'INSERT' then
     insert into delivery_origins (id, owner_id, endpoint_id, event_id, event_type, created_at)
@@ -111,7 +112,7 @@ begin
       = (new.id, new.endpoint_id, new.state, new.run, new.run_started_at, new.attempts, new.next_attempt_at, new.claimed_by,
         new.lease_until, new.last_status, new.last_error, new.updated_at, new.snoozes, new.snoozed_ms) where id = old.id;
   end if;
-  return case when tg_op = 'DELETE' then old else new end;
+  return new;
 end $$;
 create trigger deliveries_view_write instead of insert or update or delete on deliveries
   for each row execute function hookledger_deliveries_view_write();

@@ -83,21 +83,6 @@ export interface ClaimNext {
   readonly endpointIds?: ReadonlySet<string>
 }
 
-/**
- * `deliverySettle`, and in the same transaction each endpoint it releases (still enabled, not
- * deleted) passes its lease straight on to its next due delivery, claimed for `next.actor`:
- * the endpoint's next attempt starts without waiting for a claim round. Returns the recorded
- * ids and the deliveries claimed (at most one per endpoint).
- */
-export function deliverySettleAndClaimNext(
-  trx: Trx,
-  items: readonly Settlement[],
-  now: Date,
-  next: ClaimNext,
-): Promise<SettleResult> {
-  return settle(trx, items, now, next)
-}
-
 /** What one settle recorded. */
 export interface SettleResult {
   readonly recorded: Set<string>
@@ -108,7 +93,10 @@ export interface SettleResult {
 }
 
 /**
- * Settles a batch (and passes released leases on, with `next`) in one transaction. When every
+ * Settles a batch in one transaction. With `next`, each endpoint it releases (still enabled,
+ * not deleted) passes its lease straight on to its next due delivery, claimed for
+ * `next.actor`: the endpoint's next attempt starts without waiting for a claim round; the
+ * result names those claims (at most one per endpoint). When every
  * settlement carries the endpoint its claim left, on distinct endpoints, it first tries
  * optimistically: the rows as the worker holds them are the base, and the write function's
  * version check stands in for re-reading and locking them — two round trips fewer. A row

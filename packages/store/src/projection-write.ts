@@ -40,13 +40,18 @@ export function rowsForJson(rows: readonly Row[]): object[] {
       const value = row[key]
       if (value instanceof Uint8Array) {
         copy ??= { ...row }
-        const bytes = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
-        copy[key] = '\\x' + bytes.toString('hex')
+        copy[key] = byteaText(value)
       }
     }
     out[i] = copy ?? row
   }
   return out
+}
+
+/** Bytes as jsonb_populate_record reads them for a bytea column: `\\x` and hex. */
+function byteaText(value: Uint8Array): string {
+  const bytes = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+  return '\\x' + bytes.toString('hex')
 }
 
 /** The rows as one JSON array (rowsForJson). */
@@ -72,7 +77,7 @@ export function rowPatch<R extends { id: string }>(row: R, before: R): object {
   for (const key in row) {
     const value = row[key] as unknown
     if (sameValue(value, (before as Record<string, unknown>)[key])) continue
-    patch[key] = value instanceof Uint8Array ? '\\x' + Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex') : value
+    patch[key] = value instanceof Uint8Array ? byteaText(value) : value
   }
   return patch
 }
