@@ -193,9 +193,8 @@ begin
     join delivery_states s on s.id = o.id
     where o.id = any(v_pids) and s.id = any(v_pids) and s.updated_at = v_dlv[x.n::integer] order by x.n);
   -- A row changed since the caller read it is refused here, before it is checked against the
-  -- entries: a caller that wrote optimistically (the settle) tells a stale base by this code
-  -- alone, and retries the locking way. (The update in step 3 checks the version again, under
-  -- the row lock.)
+  -- entries: a caller that wrote from a stale base learns it by this code alone. (The update in
+  -- step 3 checks the version again, under the row lock.)
   if cardinality(v_epx) <> jsonb_array_length(v_ep_changed) or cardinality(v_dlx) <> jsonb_array_length(v_dl_changed) then
     perform hookledger_refuse('row_version', 'a changed row changed since it was read (or is gone, or is named twice)');
   end if;

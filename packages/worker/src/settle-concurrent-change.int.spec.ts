@@ -1,8 +1,7 @@
 /**
- * The settle's optimistic path (`deliverySettleBatch`): the rows as the worker holds them from
- * its claim are the base and the write function's version check replaces re-reading and locking
- * them. When a row changed meanwhile, the batch runs again the locking way and decides on the
- * rows as they are now.
+ * The settle (`deliverySettleBatch`) when rows changed between the claim and the outcome: it
+ * decides on the rows as they are now, so an owner's edit stays and a rescued delivery's late
+ * outcome is dropped (and kept in the ledger).
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { DeliveryOutcome, JOB_TIMEOUT_MS } from '@hookledger/core'
@@ -14,7 +13,6 @@ afterEach(async () => h?.close())
 
 const completed = (c: ClaimedDelivery, at: Date): Settlement => ({
   delivery: c.delivery,
-  endpoint: c.endpoint,
   actor: 'worker:w',
   outcome: DeliveryOutcome.completed({ started_at: at, duration_ms: 5, status_code: 200, error: null, signed_with: [] }),
 })
@@ -29,7 +27,7 @@ async function claimOne(h: EngineHarness, events: string[]): Promise<ClaimedDeli
 
 const next = { actor: 'worker:w', leaseMs: JOB_TIMEOUT_MS }
 
-describe('settle, optimistic on the rows the claim left', () => {
+describe('settle, with the rows changed since the claim or not', () => {
   it('nothing changed since the claim: recorded, and the lease passes to the next due delivery', async () => {
     h = await engineHarness()
     const { endpoint } = await h.createEndpoint()
@@ -39,7 +37,7 @@ describe('settle, optimistic on the rows the claim left', () => {
     expect([...r.recorded]).toEqual([c.delivery.id])
     const other = c.delivery.event_id === 'evt_a' ? 'evt_b' : 'evt_a'
     expect(r.claimed.map((x) => x.delivery.event_id)).toEqual([other])
-    // The next claim carries the endpoint as this write left it, so its own settle is optimistic too.
+    // The next claim carries the endpoint as this write left it.
     expect(r.claimed[0]!.endpoint).toEqual(await h.endpointOf(endpoint.id))
     h.clock.advance(1_000)
     const r2 = await deliverySettleBatch(h.db, [completed(r.claimed[0]!, h.clock.now())], h.clock.now(), next)
@@ -48,7 +46,7 @@ describe('settle, optimistic on the rows the claim left', () => {
     expect((await h.replay()).differences).toEqual([])
   })
 
-  it('the owner edited the endpoint meanwhile: the write is refused, the locking way records it and keeps the edit', async () => {
+  it('the owner edited the endpoint meanwhile: recorded, the edit kept, decided on the endpoint as it is now', async () => {
     h = await engineHarness()
     const { endpoint } = await h.createEndpoint()
     const c = await claimOne(h, ['evt_a', 'evt_b'])
