@@ -44,6 +44,22 @@ export interface LedgerWrite {
   readonly queueMerge?: QueueMerge
   /** NOTIFY on commit, on this install's channel (channelSql): always, or only when the write inserted deliveries. */
   readonly notify?: { readonly channel: 'events' | 'deliveries'; readonly when?: 'always' | 'deliveries_inserted' }
+  /**
+   * The endpoint leases a base the caller did not lock assumes (the settle that writes on the
+   * rows its claim left). An endpoint's version (`updated_at`) does not move with its lease, so
+   * the write function cannot tell a lease that passed to another delivery; these are locked
+   * in id order, in the same statement and before the write, and the write runs only if every
+   * one is still as given. Otherwise nothing is written and `LeaseMovedError` is thrown.
+   */
+  readonly leasesHeld?: readonly Pick<EndpointRow, 'id' | 'busy_delivery_id' | 'busy_until'>[]
+}
+
+/** A write's `leasesHeld` no longer hold: nothing was written; read the rows again, locked. */
+export class LeaseMovedError extends Error {
+  readonly code = 'lease_moved'
+  constructor() {
+    super('an endpoint lease the write assumed has moved since it was read')
+  }
 }
 
 /** What a write changed. */
@@ -125,9 +141,23 @@ export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteRe
     ...(write.tokenHashes ? { token_hashes: write.tokenHashes } : {}),
   }
   const owner = write.owner ?? writeOwner(write.entries, [...endpoints.created, ...endpoints.changed, ...deliveries.created, ...deliveries.changed])
-  const result = await sql<{ result: { inserted: string[] } }>`
-    select hookledger_write(${owner}, ${JSON.stringify(payload)}::jsonb) as result
-  `.execute(trx)
+  const call = sql`hookledger_write(${owner}, ${JSON.stringify(payload)}::jsonb)`
+  const leases = write.leasesHeld
+  const result = await (leases === undefined
+    ? sql<{ result: { inserted: string[] } }>`select ${call} as result`
+    : sql<{ result: { inserted: string[] } }>`
+        select ${call} as result from (
+          select count(*) as held from (
+            select 1 from endpoints e
+            join jsonb_to_recordset(${JSON.stringify(leases)}::jsonb) as l(id uuid, busy_delivery_id uuid, busy_until timestamptz) on l.id = e.id
+            where e.id = any(${leases.map((l) => l.id)}::uuid[])
+              and e.busy_delivery_id is not distinct from l.busy_delivery_id and e.busy_until is not distinct from l.busy_until
+            order by e.id for update of e
+          ) locked
+        ) leases where leases.held = ${leases.length}
+      `
+  ).execute(trx)
+  if (leases !== undefined && result.rows.length === 0) throw new LeaseMovedError()
   const insertedIds = new Set(result.rows[0]?.result.inserted ?? [])
   const written = <R extends { id: string }>(parts: { created: R[]; changed: R[] }, onlyInserted: boolean) =>
     new Map([...parts.changed, ...parts.created.filter((r) => !onlyInserted || insertedIds.has(r.id))].map((r) => [r.id, r]))

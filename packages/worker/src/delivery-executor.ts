@@ -77,5 +77,5 @@ export async function executeDelivery(claimed: ClaimedDelivery, deps: ExecutorDe
     ...(result.kind === 'response' && result.headers ? { response_headers: result.headers } : {}),
     ...(result.kind === 'response' && result.bodyTruncated ? { response_truncated: true } : {}),
   }
-  return { delivery, actor: deps.actor, result, outcome: classifyAttempt(delivery, result, facts, deps.clock.now(), deps.snoozeBudget) }
+  return { delivery, endpoint, actor: deps.actor, result, outcome: classifyAttempt(delivery, result, facts, deps.clock.now(), deps.snoozeBudget) }
 }

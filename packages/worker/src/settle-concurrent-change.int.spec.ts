@@ -1,7 +1,9 @@
 /**
- * The settle (`deliverySettleBatch`) when rows changed between the claim and the outcome: it
- * decides on the rows as they are now, so an owner's edit stays and a rescued delivery's late
- * outcome is dropped (and kept in the ledger).
+ * The settle (`deliverySettleBatch`) when rows changed between the claim and the outcome. It
+ * writes first on the rows the claim left (optimistic); a moved version or lease refuses that
+ * write, and it decides again on the rows as they are now: an owner's edit stays, a rescued
+ * delivery's late outcome is dropped (and kept in the ledger), a lease another claim took after
+ * this one expired stays with it.
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { DeliveryOutcome, JOB_TIMEOUT_MS } from '@hookledger/core'
@@ -13,6 +15,7 @@ afterEach(async () => h?.close())
 
 const completed = (c: ClaimedDelivery, at: Date): Settlement => ({
   delivery: c.delivery,
+  endpoint: c.endpoint,
   actor: 'worker:w',
   outcome: DeliveryOutcome.completed({ started_at: at, duration_ms: 5, status_code: 200, error: null, signed_with: [] }),
 })
@@ -75,5 +78,36 @@ describe('settle, with the rows changed since the claim or not', () => {
     expect(r.entries.map((e) => e.kind)).toEqual(['delivery.settle_dropped'])
     expect(await h.deliveryOf('evt_a')).toMatchObject({ state: 'retryable' })
     expect((await h.replay()).differences).toEqual([])
+  })
+
+  it('the lease expired and another claim took the endpoint meanwhile: the outcome is recorded and the other lease stays', async () => {
+    h = await engineHarness()
+    const { endpoint } = await h.createEndpoint()
+    for (const id of ['evt_a', 'evt_b']) await h.publish({ id })
+    await h.dispatcher.fanoutOnce()
+    const first = await deliveryClaim(h.db, { now: h.clock.now(), limit: 1, actor: 'worker:w', leaseMs: 1_000 })
+    const a = first.claimed[0]!
+    h.clock.advance(2_000)
+    const second = await deliveryClaim(h.db, { now: h.clock.now(), limit: 1, actor: 'worker:v' })
+    const b = second.claimed[0]!
+    expect(b.delivery.endpoint_id).toBe(endpoint.id)
+    expect(b.delivery.id).not.toBe(a.delivery.id)
+    // The endpoint's version did not move with the lease: only the lease check tells.
+    expect(b.endpoint.updated_at).toEqual(a.endpoint.updated_at)
+    const r = await deliverySettleBatch(h.db, [completed(a, h.clock.now())], h.clock.now(), next)
+    expect([...r.recorded]).toEqual([a.delivery.id])
+    expect(r.claimed).toEqual([])
+    expect(await h.endpointOf(endpoint.id)).toMatchObject({ busy_delivery_id: b.delivery.id, busy_until: b.endpoint.busy_until })
+    expect((await h.replay()).differences).toEqual([])
+  })
+
+  it('a settlement without the endpoint its claim left settles the locking way', async () => {
+    h = await engineHarness()
+    await h.createEndpoint()
+    const c = await claimOne(h, ['evt_a'])
+    const { endpoint: _, ...bare } = completed(c, h.clock.now())
+    const r = await deliverySettleBatch(h.db, [bare], h.clock.now(), next)
+    expect([...r.recorded]).toEqual([c.delivery.id])
+    expect(await h.deliveryOf('evt_a')).toMatchObject({ state: 'completed' })
   })
 })
