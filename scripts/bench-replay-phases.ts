@@ -19,7 +19,8 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
-import { createDb, ledgerReplayVerify, migrateToLatest, openEmbeddedDatabase, type Db } from '@hookledger/store'
+import { createDb, ledgerReplayVerify, migrateToLatest, type Db } from '@hookledger/store'
+import { openEmbeddedDatabase } from '@hookledger/embedded'
 // The history generator alone: the testkit index needs a running vitest.
 import { syntheticLedgerHistory } from '@hookledger/testkit/synthetic-ledger-history'
 

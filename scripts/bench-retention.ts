@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { sql } from 'kysely'
 import pg from 'pg'
-import { createDb, deliveryRetire, ledgerReplayVerify, migrateToLatest, openEmbeddedDatabase, type Db } from '@hookledger/store'
+import { createDb, deliveryRetire, ledgerReplayVerify, migrateToLatest, type Db } from '@hookledger/store'
+import { openEmbeddedDatabase } from '@hookledger/embedded'
 import { syntheticLedgerHistory } from '@hookledger/testkit/synthetic-ledger-history'
 
 const tableBytes = async (db: Db) =>

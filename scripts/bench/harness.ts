@@ -16,7 +16,8 @@ import {
   parseLedgerSigningKey,
   type LedgerSigningKey,
 } from '@hookledger/core'
-import { createDb, DEFAULT_DB_SCHEMA, installRoleNames, migrateToLatest, openEmbeddedDatabase, roleUrl, type Db, type EmbeddedDatabase } from '@hookledger/store'
+import { createDb, DEFAULT_DB_SCHEMA, installRoleNames, migrateToLatest, roleUrl, type Db } from '@hookledger/store'
+import { openEmbeddedDatabase, type EmbeddedDatabase } from '@hookledger/embedded'
 import { CpuMeter } from './cpu-meter.js'
 import { Receiver } from './receiver.js'
 import { EXPLAIN_MS, ONLY, PG_SETTINGS, POOL_SIZE, QUICK, RESULTS_DIR, SCALE, cfg, targets } from './settings.js'

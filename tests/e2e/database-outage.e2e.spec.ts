@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { encodeMasterKey, generateMasterKey } from '@hookledger/core'
-import { freePort, openEmbeddedDatabase, type EmbeddedDatabase } from '@hookledger/store'
+import { freePort, openEmbeddedDatabase, type EmbeddedDatabase } from '@hookledger/embedded'
 import { eventually, removeDataDir, TestReceiver } from '@hookledger/testkit'
 import { runInProcess, startServe } from './cli-process.js'
 

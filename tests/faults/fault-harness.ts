@@ -4,18 +4,8 @@ import path from 'node:path'
 import pg from 'pg'
 import { sql } from 'kysely'
 import { createSecretBox, encodeMasterKey, generateLedgerSigningKey, generateMasterKey, generateWebhookSecret, secretKeyId } from '@hookledger/core'
-import {
-  apiTokenCreate,
-  createDb,
-  endpointCreate,
-  eventInsert,
-  freePort,
-  migrateToLatest,
-  openEmbeddedDatabase,
-  runningCluster,
-  type Db,
-  type EmbeddedDatabase,
-} from '@hookledger/store'
+import { apiTokenCreate, createDb, endpointCreate, eventInsert, migrateToLatest, type Db } from '@hookledger/store'
+import { freePort, openEmbeddedDatabase, runningCluster, type EmbeddedDatabase } from '@hookledger/embedded'
 import { eventually, removeDataDir } from '@hookledger/testkit'
 import { startServe } from '../e2e/cli-process.js'
 import type { ReceiverHit, VerifyingReceiver } from './verifying-receiver.js'

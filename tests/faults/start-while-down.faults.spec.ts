@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest'
-import { freePort } from '@hookledger/store'
+import { freePort } from '@hookledger/embedded'
 import { eventually } from '@hookledger/testkit'
 import { FaultRig, VerifyingReceiver, faultEvents, report, scaled, tally } from './fault-harness.js'
 

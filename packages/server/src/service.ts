@@ -25,14 +25,13 @@ import {
   LOGIN_ROLES,
   migrateToLatest,
   migrationsPending,
-  openEmbeddedDatabase,
   rolePassword,
   roleUrl,
   type LoginRole,
   type Db,
   type EmbedAdmits,
-  type EmbeddedDatabase,
 } from '@hookledger/store'
+import { openEmbeddedDatabase, type EmbeddedDatabase } from '@hookledger/embedded'
 import { DatabaseHealth, Dispatcher, LedgerSealerLoop, createHttpTransport } from '@hookledger/worker'
 import { attemptTimeoutsOf, snoozeBudgetOf, type Config } from './config.js'
 import { listenHttp } from './http-listener.js'

@@ -2,14 +2,8 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import pg from 'pg'
 import type { TestProject } from 'vitest/node'
-import {
-  createDb,
-  migrateToLatest,
-  openEmbeddedDatabase,
-  processAlive,
-  runningCluster,
-  type EmbeddedDatabase,
-} from '@hookledger/store'
+import { createDb, migrateToLatest } from '@hookledger/store'
+import { openEmbeddedDatabase, processAlive, runningCluster, type EmbeddedDatabase } from '@hookledger/embedded'
 
 /**
  * The login roles' passwords in the test cluster (roles are cluster-wide; every test database

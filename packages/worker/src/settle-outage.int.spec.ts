@@ -20,7 +20,8 @@ import {
   systemClock,
   type Logger,
 } from '@hookledger/core'
-import { createDb, deliveryRescue, endpointCreate, eventInsert, freePort, migrateToLatest, openEmbeddedDatabase, type Db, type EmbeddedDatabase } from '@hookledger/store'
+import { createDb, deliveryRescue, endpointCreate, eventInsert, migrateToLatest, type Db } from '@hookledger/store'
+import { freePort, openEmbeddedDatabase, type EmbeddedDatabase } from '@hookledger/embedded'
 import { TestReceiver, eventually, removeDataDir } from '@hookledger/testkit'
 import { Dispatcher } from './dispatcher.js'
 import { createHttpTransport } from './http-transport.js'
