@@ -2,7 +2,7 @@
 // Fails when an import breaks the package arrows (see README "Architecture"):
 //   core ← store ← worker / ops ← api / cli / mcp ← server; ui (static admin UI) ← server;
 //   core ← publisher (the application's side) ← ops;
-//   testkit (dev only) → core, store, worker; embedded (the embedded PostgreSQL) ← server, testkit.
+//   testkit (dev only) → core, store, worker, ops, api; embedded (the embedded PostgreSQL) ← server, testkit.
 // Also: core does no I/O, only the composition root reads the environment, relative imports
 // stay inside their package and end in `.js`, and no file imports itself back through others
 // (an import circle, type imports included: a shared type belongs in a file of its own).
@@ -26,7 +26,7 @@ const ALLOWED = {
   mcp: ['core', 'store', 'ops'],
   ui: [],
   server: ['core', 'embedded', 'store', 'worker', 'ops', 'api', 'cli', 'mcp', 'ui'],
-  testkit: ['core', 'embedded', 'store', 'worker'],
+  testkit: ['core', 'embedded', 'store', 'worker', 'ops', 'api'],
   // The typed HTTP client an owner's application installs: nothing of the service's.
   client: [],
 }
@@ -88,6 +88,10 @@ for (const pkg of Object.keys(ALLOWED)) {
     const rel = path.relative(root, file)
     const text = readFileSync(file, 'utf8')
     const isTest = /\.spec\.ts$/.test(file)
+    // Test helpers live in the testkit: a production source file never is one, or imports one.
+    if (!isTest && pkg !== 'testkit' && /(^|[-.])(testing|fixtures?|test-helpers?)\.ts$/.test(path.basename(file))) {
+      problems.push(`${rel}: test helpers belong in packages/testkit, not in ${pkg}'s production sources`)
+    }
     for (const m of text.matchAll(importRe)) {
       const spec = m[1] ?? m[2] ?? m[3]
       if (spec.startsWith('@hookledger/')) {
@@ -107,6 +111,7 @@ for (const pkg of Object.keys(ALLOWED)) {
         }
       } else if (!isTest) {
         for (const re of FORBIDDEN[pkg] ?? []) if (re.test(spec)) problems.push(`${rel}: ${pkg} must not import "${spec}"`)
+        if (/^(vitest|@vitest\/)/.test(spec) && pkg !== 'testkit') problems.push(`${rel}: production code imports the test runner ("${spec}")`)
         if (/^(node:)?child_process$/.test(spec) && !PROCESS_ALLOWED.has(pkg)) problems.push(`${rel}: only embedded and testkit spawn processes ("${spec}")`)
         const files = FILES_ALLOWED[pkg]
         if (/^(node:)?fs(\/promises)?$/.test(spec) && !(files === true || files?.has(path.basename(file)))) {

@@ -9,7 +9,7 @@ import {
   secretKeyId,
   systemClock,
 } from '@hookledger/core'
-import { deliveryRowFixture, endpointRowFixture } from '@hookledger/core/row-fixtures'
+import { deliveryRowFixture, endpointRowFixture } from '@hookledger/testkit/row-fixtures'
 import type { ClaimedDelivery } from '@hookledger/store'
 import { executeDelivery } from '@hookledger/worker'
 import { newTransport } from './fixtures.js'

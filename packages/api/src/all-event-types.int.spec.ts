@@ -2,9 +2,8 @@ import { Webhook } from 'standardwebhooks'
 import { afterEach, describe, expect, it } from 'vitest'
 import { SEED_EVENT_TYPES, systemClock } from '@hookledger/core'
 import { createTableEmbedAdmits, ledgerReplayVerify } from '@hookledger/store'
-import { TestReceiver, testDatabase, type TestDatabase } from '@hookledger/testkit'
+import { TestReceiver, testDatabase, type TestDatabase, testApi } from '@hookledger/testkit'
 import { Dispatcher, createHttpTransport } from '@hookledger/worker'
-import { testApi } from './testing.js'
 
 /** Data the scope admits for each type: a published note for the corpus, identifiers otherwise. */
 const dataFor = (type: string, n: number) =>

@@ -1,8 +1,7 @@
 import { Webhook } from 'standardwebhooks'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { sql } from 'kysely'
-import { engineHarness, type EngineHarness } from '@hookledger/testkit'
-import { testApi, type TestApi } from './testing.js'
+import { engineHarness, type EngineHarness, testApi, type TestApi } from '@hookledger/testkit'
 
 let h: EngineHarness
 let api: TestApi

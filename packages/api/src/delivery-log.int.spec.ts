@@ -1,8 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { sql } from 'kysely'
 import { deliveryLogQuery } from '@hookledger/store'
-import { adminDbOf, bypassLedgerGuards, engineHarness, forgeDeliveries, type EngineHarness } from '@hookledger/testkit'
-import { testApi, type TestApi } from './testing.js'
+import {
+  adminDbOf,
+  bypassLedgerGuards,
+  engineHarness,
+  forgeDeliveries,
+  type EngineHarness,
+  testApi,
+  type TestApi,
+} from '@hookledger/testkit'
 
 let h: EngineHarness
 let api: TestApi

@@ -1,8 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createTableEmbedAdmits, type EmbedAdmits } from '@hookledger/store'
-import { engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { engineHarness, type EngineHarness, testApi, type TestApi } from '@hookledger/testkit'
 import { sql } from 'kysely'
-import { testApi, type TestApi } from './testing.js'
 
 /**
  * SPEC §4 scope, end to end: publish → fan-out (with the shipped table-backed embed port) →

@@ -1,8 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { sql } from 'kysely'
 import { endpointAttemptsQuery } from '@hookledger/store'
-import { adminDbOf, bypassLedgerGuards, engineHarness, type EngineHarness } from '@hookledger/testkit'
-import { testApi, type TestApi } from './testing.js'
+import { adminDbOf, bypassLedgerGuards, engineHarness, type EngineHarness, testApi, type TestApi } from '@hookledger/testkit'
 
 let h: EngineHarness
 let api: TestApi

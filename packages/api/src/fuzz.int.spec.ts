@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fanoutRun } from '@hookledger/store'
-import { testDatabase, type TestDatabase } from '@hookledger/testkit'
-import { dbFingerprint, testApi, type TestApi } from './testing.js'
+import { testDatabase, type TestDatabase, dbFingerprint, testApi, type TestApi } from '@hookledger/testkit'
 
 /**
  * ≥ 2,000 malformed requests across every route, each built to be refused: zero 5xx, every

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { OPERATIONS } from '@hookledger/ops'
 import { apiTokenCreate, apiTokenRevoke, fanoutRun } from '@hookledger/store'
-import { eventually, testDatabase, type TestDatabase } from '@hookledger/testkit'
-import { dbFingerprint, testApi, type TestApi } from './testing.js'
+import { eventually, testDatabase, type TestDatabase, dbFingerprint, testApi, type TestApi } from '@hookledger/testkit'
 
 /** The owner resources a request can name. */
 interface Ids {

@@ -16,8 +16,7 @@ import {
   type Db,
   type LedgerChainRow,
 } from '@hookledger/store'
-import { eventually, testDatabase, type TestDatabase } from '@hookledger/testkit'
-import { testApi, type TestApi } from './testing.js'
+import { eventually, testDatabase, type TestDatabase, testApi, type TestApi } from '@hookledger/testkit'
 
 let database: TestDatabase
 let db: Db

@@ -1,8 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { OPERATIONS } from '@hookledger/ops'
-import { testDatabase, type TestDatabase } from '@hookledger/testkit'
-import { testApi, type TestApi } from './testing.js'
+import { testDatabase, type TestDatabase, testApi, type TestApi } from '@hookledger/testkit'
 
 let database: TestDatabase
 let api: TestApi

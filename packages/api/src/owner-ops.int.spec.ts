@@ -3,8 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { sql } from 'kysely'
 import { createEventCatalog, DISABLE_AFTER_FAILING_MS } from '@hookledger/core'
 import { eventPrune } from '@hookledger/store'
-import { engineHarness, type EngineHarness } from '@hookledger/testkit'
-import { testApi, type TestApi } from './testing.js'
+import { engineHarness, type EngineHarness, testApi, type TestApi } from '@hookledger/testkit'
 
 let h: EngineHarness
 let api: TestApi

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { publish, type PublishError } from '@hookledger/publisher'
-import { testDatabase, type TestDatabase } from '@hookledger/testkit'
-import { testApi } from './testing.js'
+import { testDatabase, type TestDatabase, testApi } from '@hookledger/testkit'
 import { PROBLEM_STATUS } from './problem-status.js'
 
 // `POST /api/events` and `@hookledger/publisher` are two doors to one rule set: each event

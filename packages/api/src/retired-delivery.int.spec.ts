@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { engineHarness, type EngineHarness } from '@hookledger/testkit'
-import { testApi, type TestApi } from './testing.js'
+import { engineHarness, type EngineHarness, testApi, type TestApi } from '@hookledger/testkit'
 
 const day = 24 * 3_600_000
 

@@ -1,8 +1,7 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiTokenCreate, apiTokenRevoke } from '@hookledger/store'
-import { testDatabase, type TestDatabase } from '@hookledger/testkit'
-import { testApi, type TestApi } from './testing.js'
+import { testDatabase, type TestDatabase, testApi, type TestApi } from '@hookledger/testkit'
 
 /** Security-relevant changes outside the projections are in the ledger too, with their actor. */
 describe('tokens, access codes and embeds are ledgered', () => {

@@ -3,8 +3,7 @@ import { Webhook } from 'standardwebhooks'
 import nacl from 'tweetnacl'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { decodeV1aPublicKey, parseV1aSecretKey, v1aKeyId, type Logger } from '@hookledger/core'
-import { engineHarness, type EngineHarness, type ReceivedRequest } from '@hookledger/testkit'
-import { testApi, type ApiAnswer, type TestApi } from './testing.js'
+import { engineHarness, type EngineHarness, type ReceivedRequest, testApi, type ApiAnswer, type TestApi } from '@hookledger/testkit'
 
 /** Every line the API and the dispatcher log, as JSON. */
 const logLines: string[] = []

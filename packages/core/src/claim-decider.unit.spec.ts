@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { decideClaim } from './claim-decider.js'
 import { BUSY_SNOOZE_MS, JOB_TIMEOUT_MS } from './delivery-decider.js'
 import type { DeliveryRow, EndpointRow } from './projections.js'
-import { deliveryRowFixture, endpointRowFixture } from './row-fixtures.js'
+import { deliveryRowFixture, endpointRowFixture } from '@hookledger/testkit/row-fixtures'
 
 const T0 = new Date('2026-01-01T00:00:00.000Z')
 const at = (ms: number) => new Date(T0.getTime() + ms)

@@ -13,7 +13,7 @@ import {
   endpointState,
 } from './endpoint-decider.js'
 import type { LedgerEntry, LedgerEntryOf } from './ledger-entry.js'
-import { endpointRowFixture } from './row-fixtures.js'
+import { endpointRowFixture } from '@hookledger/testkit/row-fixtures'
 import {
   applyEntry,
   bytesToBase64,

@@ -16,7 +16,7 @@ import {
   type Touched,
 } from './projections.js'
 import { decidePurge, decideRetirement, isRetirable, retentionCutoff } from './projection-retention.js'
-import { endpointRowFixture } from './row-fixtures.js'
+import { endpointRowFixture } from '@hookledger/testkit/row-fixtures'
 
 const day = 24 * 3_600_000
 const T0 = new Date('2026-03-01T00:00:00.000Z')

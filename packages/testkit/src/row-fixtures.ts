@@ -1,9 +1,9 @@
 /**
- * Projection rows for tests and benches (`@hookledger/core/row-fixtures`, not the package
- * index): one place that knows every column, so a new column is added once, not in every
+ * Projection rows for tests and benches (`@hookledger/testkit/row-fixtures`, not the
+ * package index, so a bench can import it without vitest): one place that knows every column, so a new column is added once, not in every
  * table-driven spec.
  */
-import type { DeliveryRow, EndpointRow } from './projections.js'
+import type { DeliveryRow, EndpointRow } from '@hookledger/core'
 
 export const FIXTURE_T0 = new Date('2026-01-01T00:00:00.000Z')
 export const FIXTURE_ENDPOINT_ID = '00000000-0000-4000-8000-0000000000e1'

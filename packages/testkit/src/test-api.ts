@@ -1,6 +1,6 @@
 /**
- * Helpers for this package's tests: the real app on a given database, called in-process with
- * `app.request()`. Not exported from the package index.
+ * The real HTTP app on a given database, called in-process with `app.request()` (for the api's
+ * tests and any other that calls the routes).
  */
 import {
   createEgressPolicy,
@@ -19,7 +19,7 @@ import {
 import { heldLedgerKeys, type OpDeps } from '@hookledger/ops'
 import { sql } from 'kysely'
 import { apiTokenCreate, type Db, type TokenScope } from '@hookledger/store'
-import { createApi } from './create-api.js'
+import { createApi } from '@hookledger/api'
 
 export interface TestApiOptions {
   readonly clock?: Clock
