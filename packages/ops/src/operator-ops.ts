@@ -11,16 +11,13 @@ import { invalidInput } from './op-input.js'
 import { defineOp, ok } from './operation.js'
 import { eventId, limitParam, pageOf, uuidParam } from './schemas.js'
 
-/**
- * Where the feed resumes: a cursor it returned (`<tx_id>.<position>`), or — legacy, from when
- * the feed paged by position — a bare position (digits), meaning rows with position > it.
- */
+/** Where the feed resumes: a cursor it returned (`<tx_id>.<position>`). */
 // The store's parser is the check, so the op and the query agree on what a cursor is.
 const feedCursorParam = z
   .string()
   .refine(
     (v) => parseLedgerCursor(v) !== null,
-    'must be a ledger cursor (`<tx_id>.<position>`, from next_cursor) or, legacy, a position',
+    'must be a ledger cursor (`<tx_id>.<position>`, from next_cursor)',
   )
 
 const ownerIdParam = z.string().min(1).max(200)

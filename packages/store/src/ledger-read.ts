@@ -38,43 +38,33 @@ const filterSql = (f: LedgerFilter) => sql`
 const MAX_XID8 = 2n ** 64n - 1n
 const MAX_POSITION = 2n ** 63n - 1n
 
-/**
- * Where a feed read starts: after a row in chain order (`chain`, from a cursor), after a bare
- * position (`position`, the legacy form), or at the beginning.
- */
-export type LedgerFeedStart =
-  | { readonly kind: 'chain'; readonly tx_id: string; readonly position: string }
-  | { readonly kind: 'position'; readonly position: string }
+/** Where a feed read starts: after a row in chain order (from a cursor). */
+export interface LedgerFeedStart {
+  readonly tx_id: string
+  readonly position: string
+}
 
 /** The cursor that resumes the feed right after `row`: `<tx_id>.<position>`, both decimal. */
 export const ledgerCursor = (row: Pick<LedgerChainRow, 'tx_id' | 'position'>): string =>
   `${row.tx_id}.${row.position}`
 
 /**
- * Reads what a client passed as `after`/`cursor`: `<tx_id>.<position>` (a cursor this feed
- * returned), or a bare position (legacy: "rows with position > p"). Null when it is neither,
- * or out of range (tx_id beyond xid8, position beyond bigint).
+ * Reads what a client passed as `after`/`cursor`: `<tx_id>.<position>`, a cursor this feed
+ * returned. Null when it is not one, or out of range (tx_id beyond xid8, position beyond bigint).
  */
 export function parseLedgerCursor(value: string): LedgerFeedStart | null {
   const chain = /^(\d{1,20})\.(\d{1,19})$/.exec(value)
   if (chain) {
     const [, tx, position] = chain as unknown as [string, string, string]
     if (BigInt(tx) > MAX_XID8 || BigInt(position) > MAX_POSITION) return null
-    return { kind: 'chain', tx_id: BigInt(tx).toString(), position: BigInt(position).toString() }
-  }
-  if (/^\d{1,19}$/.test(value) && BigInt(value) <= MAX_POSITION) {
-    return { kind: 'position', position: BigInt(value).toString() }
+    return { tx_id: BigInt(tx).toString(), position: BigInt(position).toString() }
   }
   return null
 }
 
-/** The rows with a chain key (or legacy position) after `start`. */
+/** The rows with a chain key after `start`. */
 const startSql = (start: LedgerFeedStart | undefined) =>
-  start === undefined
-    ? sql``
-    : start.kind === 'chain'
-      ? sql`and (tx_id, position) > (${start.tx_id}::xid8, ${start.position}::bigint)`
-      : sql`and position > ${start.position}::bigint`
+  start === undefined ? sql`` : sql`and (tx_id, position) > (${start.tx_id}::xid8, ${start.position}::bigint)`
 
 /**
  * The feed's query, for `ledgerRead` and for tests that EXPLAIN it.
@@ -105,13 +95,8 @@ export function ledgerReadQuery(
  * was full, null otherwise; a tailer that reached the end resumes with the cursor of the last
  * row it read.
  *
- * `after` is a cursor this feed returned, or (legacy, from before chain cursors) a bare
- * position, meaning "rows with position > p" in chain order; the page's `next_cursor` is a
- * chain cursor. The switch is not exact, since a bare position does not say which rows below
- * it the old reader had: from then on, a row at or below p comes (again, or for the first
- * time) if its chain key is after the first page's last row, and never otherwise. Chain
- * cursors never skip or repeat. A string that is neither throws: callers validate first
- * (`parseLedgerCursor`).
+ * `after` is a cursor this feed returned; cursors never skip or repeat. A string that is not
+ * one throws: callers validate first (`parseLedgerCursor`).
  *
  * Only rows written by transactions older than every transaction still running are returned,
  * so a slow writer holds the feed back instead of being jumped over.
