@@ -15,6 +15,7 @@ export interface TestDatabase {
   roleUrl(role: 'service' | 'publisher' | 'reader'): string
   /** A superuser's handle on the same database (`db` itself when it is one). */
   admin(): Db
+  /** Closes its handles, then drops the database and the login roles made for it. */
   close(): Promise<void>
 }
 
@@ -77,6 +78,24 @@ export async function testDatabase(options: { poolSize?: number; empty?: boolean
     close: async () => {
       await db.destroy()
       if (superuser !== null && superuser !== db) await superuser.destroy()
+      await dropTestDatabase(serverUrl, name)
     },
+  }
+}
+
+/**
+ * A closed test's database goes, with the roles its installs made (named after it, one set per
+ * schema migrated into it; roles are the cluster's, so they outlive the database otherwise).
+ * `force` ends what is still connected: a process a test started and left running.
+ */
+async function dropTestDatabase(serverUrl: URL, name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: serverUrl.toString() })
+  await admin.connect()
+  try {
+    await admin.query(`drop database if exists ${name} with (force)`)
+    const { rows } = await admin.query<{ rolname: string }>(`select rolname from pg_roles where rolname like $1`, [`hookledger\\_${name}\\_%`])
+    for (const { rolname } of rows) await admin.query(`drop role if exists ${pg.escapeIdentifier(rolname)}`)
+  } finally {
+    await admin.end()
   }
 }
