@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Fails when an import breaks the package arrows (see README "Architecture"):
 //   core ← store ← worker / ops ← api / cli / mcp ← server; ui (static admin UI) ← server;
+//   core ← store ← ledger ← worker / ops / cli ← server (ledger: the verifiable log; its proof/
+//   folder is as pure as core);
 //   core ← publisher (the application's side) ← ops;
 //   testkit (dev only) → core, store, worker, ops, api; embedded (the embedded PostgreSQL) ← server, testkit.
 // Also: core does no I/O, only the composition root reads the environment, relative imports
@@ -17,16 +19,18 @@ const ALLOWED = {
   // The embedded PostgreSQL's process, binaries and account: nothing of the product.
   embedded: [],
   store: ['core'],
-  worker: ['core', 'store'],
+  // The verifiable log: its proofs (pure) and what runs them against the database.
+  ledger: ['core', 'store'],
+  worker: ['core', 'store', 'ledger'],
   // The application's side: the shared schema contract and rules in core, nothing of the service.
   publisher: ['core'],
-  ops: ['core', 'store', 'publisher'],
+  ops: ['core', 'store', 'ledger', 'publisher'],
   api: ['core', 'store', 'ops'],
-  cli: ['core', 'store', 'ops'],
+  cli: ['core', 'store', 'ledger', 'ops'],
   mcp: ['core', 'store', 'ops'],
   ui: [],
-  server: ['core', 'embedded', 'store', 'worker', 'ops', 'api', 'cli', 'mcp', 'ui'],
-  testkit: ['core', 'embedded', 'store', 'worker', 'ops', 'api'],
+  server: ['core', 'embedded', 'store', 'ledger', 'worker', 'ops', 'api', 'cli', 'mcp', 'ui'],
+  testkit: ['core', 'embedded', 'store', 'ledger', 'worker', 'ops', 'api'],
   // The typed HTTP client an owner's application installs: nothing of the service's.
   client: [],
 }
@@ -62,8 +66,12 @@ const FILES_ALLOWED = {
   cli: true, // reads and writes what the operator names
   testkit: true,
   ui: true, // its static assets
-  store: new Set(['migrate.ts', 'ledger-archive.ts', 'ledger-file.ts']), // the migrations; archives and exports on disk
+  store: new Set(['migrate.ts']), // the migrations
+  ledger: new Set(['ledger-archive.ts', 'ledger-file.ts']), // archives and exports on disk
 }
+
+/** Folders held to core's purity inside a package that has I/O elsewhere: no I/O, no database parts. */
+const PURE_FOLDERS = { 'packages/ledger/src/proof': [/^@hookledger\/store/, /\/database\//] }
 
 /** Where reading process.env is allowed (the composition root, test/bench setup). */
 const ENV_ALLOWED = new Set(['server', 'testkit'])
@@ -92,8 +100,12 @@ for (const pkg of Object.keys(ALLOWED)) {
     if (!isTest && pkg !== 'testkit' && /(^|[-.])(testing|fixtures?|test-helpers?)\.ts$/.test(path.basename(file))) {
       problems.push(`${rel}: test helpers belong in packages/testkit, not in ${pkg}'s production sources`)
     }
+    const pure = Object.entries(PURE_FOLDERS).find(([dir]) => rel.startsWith(dir + '/'))
     for (const m of text.matchAll(importRe)) {
       const spec = m[1] ?? m[2] ?? m[3]
+      if (pure && !isTest) {
+        for (const re of [...FORBIDDEN.core, ...pure[1]]) if (re.test(spec)) problems.push(`${rel}: ${pure[0]} is pure and must not import "${spec}"`)
+      }
       if (spec.startsWith('@hookledger/')) {
         const target = spec.slice('@hookledger/'.length).split('/')[0]
         // Tests may use the testkit (and what it builds on); production code may not.

@@ -11,13 +11,8 @@ import {
   systemClock,
   type EndpointRow,
 } from '@hookledger/core'
-import {
-  createPgNotifier,
-  endpointCreate,
-  eventInsert,
-  ledgerReplayVerify,
-  type Db,
-} from '@hookledger/store'
+import { createPgNotifier, endpointCreate, eventInsert, type Db } from '@hookledger/store'
+import { ledgerReplayVerify } from '@hookledger/ledger'
 import { Dispatcher, createHttpTransport } from '@hookledger/worker'
 import type { Env } from './harness.js'
 import { EVENT_TYPE, cfg } from './settings.js'

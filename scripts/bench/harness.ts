@@ -7,15 +7,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFile
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
-import {
-  createEgressPolicy,
-  createEventCatalog,
-  createSecretBox,
-  generateLedgerSigningKey,
-  generateMasterKey,
-  parseLedgerSigningKey,
-  type LedgerSigningKey,
-} from '@hookledger/core'
+import { createEgressPolicy, createEventCatalog, createSecretBox, generateMasterKey } from '@hookledger/core'
+import { generateLedgerSigningKey, parseLedgerSigningKey, type LedgerSigningKey } from '@hookledger/ledger'
 import { createDb, DEFAULT_DB_SCHEMA, installRoleNames, migrateToLatest, roleUrl, type Db } from '@hookledger/store'
 import { openEmbeddedDatabase, type EmbeddedDatabase } from '@hookledger/embedded'
 import { CpuMeter } from './cpu-meter.js'

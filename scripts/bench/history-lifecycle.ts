@@ -10,9 +10,18 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { generateLedgerSigningKey, parseLedgerPublicKey, parseLedgerSigningKey } from '@hookledger/core'
+import {
+  generateLedgerSigningKey,
+  parseLedgerPublicKey,
+  parseLedgerSigningKey,
+  ledgerArchive,
+  ledgerChainVerify,
+  ledgerReplayVerify,
+  ledgerSeal,
+  ledgerSnapshotTake,
+} from '@hookledger/ledger'
 import { sql } from 'kysely'
-import { ledgerArchive, ledgerChainVerify, ledgerReplayVerify, ledgerSeal, ledgerSnapshotTake, type Db } from '@hookledger/store'
+import { type Db } from '@hookledger/store'
 import { ClaimProbe } from './claim-probe.js'
 import type { Env, Row } from './harness.js'
 import { cfg } from './settings.js'

@@ -10,7 +10,8 @@
  */
 import { createHash } from 'node:crypto'
 import { sql } from 'kysely'
-import { attemptList, ledgerPartitions, ledgerPartitionsAhead } from '@hookledger/store'
+import { attemptList } from '@hookledger/store'
+import { ledgerPartitions, ledgerPartitionsAhead } from '@hookledger/ledger'
 // The history generator alone: the testkit index needs a running vitest.
 import { syntheticLedgerHistory } from '@hookledger/testkit/synthetic-ledger-history'
 import { ClaimProbe } from './claim-probe.js'

@@ -3,8 +3,7 @@
  * the drain's whole ledger at once (the worst case: a sealer that fell far behind), and how
  * long `ledger verify --chain-only` then takes over the same rows.
  */
-import { parseLedgerPublicKey } from '@hookledger/core'
-import { ledgerChainVerify, ledgerSeal } from '@hookledger/store'
+import { parseLedgerPublicKey, ledgerChainVerify, ledgerSeal } from '@hookledger/ledger'
 import type { ScenarioContext, ScenarioOutput } from './harness.js'
 import { QUICK } from './settings.js'
 import { shared } from './shared.js'

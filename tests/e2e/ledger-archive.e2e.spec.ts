@@ -4,7 +4,7 @@ import path from 'node:path'
 import { sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
 import { loadConfig, sealingLedgerKey } from '@hookledger/server'
-import { ledgerPartitions, ledgerPartitionsAhead } from '@hookledger/store'
+import { ledgerPartitions, ledgerPartitionsAhead } from '@hookledger/ledger'
 import { adminDbOf, engineHarness, removeDataDir, sealEverything, type EngineHarness } from '@hookledger/testkit'
 import { runCli, runInProcess } from './cli-process.js'
 

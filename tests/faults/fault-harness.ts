@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { sql } from 'kysely'
-import { createSecretBox, encodeMasterKey, generateLedgerSigningKey, generateMasterKey, generateWebhookSecret, secretKeyId } from '@hookledger/core'
+import {
+  createSecretBox,
+  encodeMasterKey,
+  generateMasterKey,
+  generateWebhookSecret,
+  secretKeyId,
+} from '@hookledger/core'
+import { generateLedgerSigningKey } from '@hookledger/ledger'
 import { apiTokenCreate, createDb, endpointCreate, eventInsert, migrateToLatest, type Db } from '@hookledger/store'
 import { freePort, openEmbeddedDatabase, runningCluster, type EmbeddedDatabase } from '@hookledger/embedded'
 import { eventually, removeDataDir } from '@hookledger/testkit'

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
-import { ledgerVerify } from '@hookledger/store'
+import { ledgerVerify } from '@hookledger/ledger'
 import { bypassLedgerGuards } from '@hookledger/testkit'
 import { publicKey, tamperInstall, type TamperInstall } from './tamper-fixture.js'
 

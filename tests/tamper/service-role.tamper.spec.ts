@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ledgerVerify } from '@hookledger/store'
+import { ledgerVerify } from '@hookledger/ledger'
 import { historyFingerprint, publicKey, tamperInstall, type TamperInstall } from './tamper-fixture.js'
 
 /**

@@ -5,8 +5,13 @@
  */
 import { sql } from 'kysely'
 import pg from 'pg'
-import { generateLedgerSigningKey, parseLedgerPublicKey, parseLedgerSigningKey } from '@hookledger/core'
-import { accessCodePut, apiTokenCreate, createDb, embedPut, ledgerSnapshotTake, type Db } from '@hookledger/store'
+import {
+  generateLedgerSigningKey,
+  parseLedgerPublicKey,
+  parseLedgerSigningKey,
+  ledgerSnapshotTake,
+} from '@hookledger/ledger'
+import { accessCodePut, apiTokenCreate, createDb, embedPut, type Db } from '@hookledger/store'
 import { adminDbOf, engineHarness, sealEverything, testDatabase, type EngineHarness } from '@hookledger/testkit'
 
 export const signingKey = parseLedgerSigningKey(generateLedgerSigningKey().secret)

@@ -1,7 +1,8 @@
 import { Webhook } from 'standardwebhooks'
 import { afterEach, describe, expect, it } from 'vitest'
 import { SEED_EVENT_TYPES, systemClock } from '@hookledger/core'
-import { createTableEmbedAdmits, ledgerReplayVerify } from '@hookledger/store'
+import { createTableEmbedAdmits } from '@hookledger/store'
+import { ledgerReplayVerify } from '@hookledger/ledger'
 import { TestReceiver, testDatabase, type TestDatabase, testApi } from '@hookledger/testkit'
 import { Dispatcher, createHttpTransport } from '@hookledger/worker'
 

@@ -5,17 +5,8 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { sql, type Kysely } from 'kysely'
-import {
-  apiTokenCreate,
-  ledgerCursor,
-  ledgerRead,
-  ledgerReadQuery,
-  OPERATOR_OWNER,
-  parseLedgerCursor,
-  type Database,
-  type Db,
-  type LedgerChainRow,
-} from '@hookledger/store'
+import { apiTokenCreate, OPERATOR_OWNER, type Database, type Db } from '@hookledger/store'
+import { ledgerCursor, ledgerRead, ledgerReadQuery, parseLedgerCursor, type LedgerChainRow } from '@hookledger/ledger'
 import { eventually, testDatabase, type TestDatabase, testApi, type TestApi } from '@hookledger/testkit'
 
 let database: TestDatabase

@@ -4,16 +4,18 @@ import {
   apiTokenCreate,
   apiTokenList,
   apiTokenRevoke,
+  OPERATOR_OWNER,
+  type Db,
+  type TokenScope,
+} from '@hookledger/store'
+import {
   ledgerReplayVerify,
   ReplayStartError,
   type ReplayReport,
   type ReplaySnapshot,
   ledgerTrail,
-  OPERATOR_OWNER,
-  type Db,
   type ReplayProgress,
-  type TokenScope,
-} from '@hookledger/store'
+} from '@hookledger/ledger'
 
 /** Where a command writes; tests capture it. */
 export interface CliIo {

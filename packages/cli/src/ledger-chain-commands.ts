@@ -7,8 +7,13 @@ import {
   type LedgerReceipt,
   type LedgerKeyHandOver,
   type LedgerSigningKey,
-} from '@hookledger/core'
-import { ledgerFileLines, ledgerExport, ledgerSeal, ledgerVerify, type ChainVerifyStart, type Db } from '@hookledger/store'
+  ledgerFileLines,
+  ledgerExport,
+  ledgerSeal,
+  ledgerVerify,
+  type ChainVerifyStart,
+} from '@hookledger/ledger'
+import { type Db } from '@hookledger/store'
 import { snapshotTamperedLine, type CliIo } from './commands.js'
 
 /** Exit codes of the ledger's evidence commands. */

@@ -1,6 +1,16 @@
 import { resolve } from 'node:path'
-import type { ChainRow, LedgerKeyHandOver, LedgerSigningKey } from '@hookledger/core'
-import { ArchiveError, archivedCheckpoint, ledgerArchive, ledgerFileLines, ledgerSnapshotTake, SnapshotError, type Db } from '@hookledger/store'
+import {
+  type ChainRow,
+  type LedgerKeyHandOver,
+  type LedgerSigningKey,
+  ArchiveError,
+  archivedCheckpoint,
+  ledgerArchive,
+  ledgerFileLines,
+  ledgerSnapshotTake,
+  SnapshotError,
+} from '@hookledger/ledger'
+import { type Db } from '@hookledger/store'
 import type { CliIo } from './commands.js'
 import { INTACT, progress, TAMPERED, USAGE } from './ledger-chain-commands.js'
 

@@ -3,12 +3,11 @@ import {
   createEgressPolicy,
   createEventCatalog,
   createSecretBox,
-  generateLedgerSigningKey,
   generateMasterKey,
-  parseLedgerSigningKey,
   silentLogger,
   systemClock,
 } from '@hookledger/core'
+import { generateLedgerSigningKey, parseLedgerSigningKey } from '@hookledger/ledger'
 import { createApi } from '@hookledger/api'
 import { heldLedgerKeys } from '@hookledger/ops'
 import { apiTokenCreate } from '@hookledger/store'

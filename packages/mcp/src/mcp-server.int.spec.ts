@@ -6,11 +6,10 @@ import {
   createEventCatalog,
   createSecretBox,
   generateMasterKey,
-  generateLedgerSigningKey,
-  parseLedgerSigningKey,
   silentLogger,
   systemClock,
 } from '@hookledger/core'
+import { generateLedgerSigningKey, parseLedgerSigningKey } from '@hookledger/ledger'
 import { heldLedgerKeys, OPERATIONS, type OpDeps } from '@hookledger/ops'
 import type { TokenScope } from '@hookledger/store'
 import { eventually, testDatabase, type TestDatabase } from '@hookledger/testkit'

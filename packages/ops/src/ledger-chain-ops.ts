@@ -1,6 +1,17 @@
 import { z } from 'zod'
-import { parseLedgerPublicKey } from '@hookledger/core'
-import { archivedThrough, latestSignedSnapshot, ledgerExport, ledgerReceipt, ledgerSeal, ledgerSealState, ledgerSnapshotTake, ledgerVerify, SnapshotError, type LedgerExportLine } from '@hookledger/store'
+import {
+  parseLedgerPublicKey,
+  archivedThrough,
+  latestSignedSnapshot,
+  ledgerExport,
+  ledgerReceipt,
+  ledgerSeal,
+  ledgerSealState,
+  ledgerSnapshotTake,
+  ledgerVerify,
+  SnapshotError,
+  type LedgerExportLine,
+} from '@hookledger/ledger'
 import { invalidInput } from './op-input.js'
 import { requirePublicKey, requireSigningKey } from './ledger-keys.js'
 import { notFound, OpError } from './op-error.js'

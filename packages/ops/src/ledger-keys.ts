@@ -1,4 +1,4 @@
-import type { LedgerKeyHandOver, LedgerSigningKey } from '@hookledger/core'
+import type { LedgerKeyHandOver, LedgerSigningKey } from '@hookledger/ledger'
 import { OpError } from './op-error.js'
 
 /** A ledger key's public half (`hlpk_…`) and its id. */

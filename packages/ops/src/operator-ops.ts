@@ -6,7 +6,7 @@ import {
   parseLedgerCursor,
   type LedgerChainRow,
   type LedgerRow,
-} from '@hookledger/store'
+} from '@hookledger/ledger'
 import { invalidInput } from './op-input.js'
 import { defineOp, ok } from './operation.js'
 import { eventId, limitParam, pageOf, uuidParam } from './schemas.js'

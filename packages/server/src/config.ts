@@ -8,12 +8,11 @@ import {
   deriveAttemptTimeouts,
   DELIVERY_RETENTION_DEFAULT_DAYS,
   parseEgressAllowList,
-  parseLedgerPublicKey,
-  parseLedgerSigningKey,
   parseMasterKey,
   type AttemptTimeouts,
   type SnoozeBudget,
 } from '@hookledger/core'
+import { parseLedgerPublicKey, parseLedgerSigningKey } from '@hookledger/ledger'
 import { assertDbSchemaName, DEFAULT_DB_SCHEMA } from '@hookledger/store'
 
 const intIn = (min: number, max: number, def: number) =>

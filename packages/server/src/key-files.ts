@@ -2,16 +2,14 @@ import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writ
 import path from 'node:path'
 import {
   decideLedgerSigningKey,
-  encodeMasterKey,
   generateLedgerSigningKey,
-  generateMasterKey,
   parseLedgerPublicKey,
   parseLedgerSigningKey,
-  parseMasterKey,
   type LedgerKeyHandOver,
   type LedgerSigningKey,
   type LedgerSigningKeyDecision,
-} from '@hookledger/core'
+} from '@hookledger/ledger'
+import { encodeMasterKey, generateMasterKey, parseMasterKey } from '@hookledger/core'
 import type { Config } from './config.js'
 import { StartupError } from './startup-error.js'
 

@@ -1,5 +1,6 @@
 import path from 'node:path'
-import { generateLedgerSigningKey, parseLedgerSigningKey, signKeyRotation, type Clock } from '@hookledger/core'
+import { generateLedgerSigningKey, parseLedgerSigningKey, signKeyRotation } from '@hookledger/ledger'
+import { type Clock } from '@hookledger/core'
 import type { LedgerKeyRotated } from '@hookledger/cli'
 import type { Db } from '@hookledger/store'
 import type { Config } from './config.js'

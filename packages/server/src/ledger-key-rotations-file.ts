@@ -1,6 +1,6 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { verifiedHandOvers, type LedgerKeyHandOver, type LedgerKeyRotation } from '@hookledger/core'
+import { verifiedHandOvers, type LedgerKeyHandOver, type LedgerKeyRotation } from '@hookledger/ledger'
 import type { Config } from './config.js'
 import { StartupError } from './startup-error.js'
 

@@ -1,4 +1,4 @@
-import { parseLedgerPublicKey, ledgerKeyId, type LedgerSigningKey } from '@hookledger/core'
+import { parseLedgerPublicKey, ledgerKeyId, type LedgerSigningKey } from '@hookledger/ledger'
 import { OpError, type LedgerKeys, type LedgerPublicKey } from '@hookledger/ops'
 import type { Db } from '@hookledger/store'
 import type { Config } from './config.js'

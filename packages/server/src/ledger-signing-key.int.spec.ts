@@ -9,9 +9,19 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { encodeMasterKey, generateLedgerSigningKey, generateMasterKey, ledgerKeysTrustedFrom, parseLedgerPublicKey, parseLedgerSigningKey, signKeyRotation, verifyKeyRotation, type LedgerSigningKey } from '@hookledger/core'
+import { encodeMasterKey, generateMasterKey } from '@hookledger/core'
+import {
+  generateLedgerSigningKey,
+  ledgerKeysTrustedFrom,
+  parseLedgerPublicKey,
+  parseLedgerSigningKey,
+  signKeyRotation,
+  verifyKeyRotation,
+  type LedgerSigningKey,
+  ledgerSeal,
+} from '@hookledger/ledger'
 import { createApi } from '@hookledger/api'
-import { apiTokenCreate, ledgerSeal } from '@hookledger/store'
+import { apiTokenCreate } from '@hookledger/store'
 import { testDatabase, type TestDatabase } from '@hookledger/testkit'
 import { loadConfig } from './config.js'
 import { readLedgerSigningKeyFile, stageLedgerSigningKey } from './key-files.js'

@@ -9,8 +9,8 @@ import {
   createEventCatalog,
   createSecretBox,
   type Clock,
-  type LedgerSigningKey,
 } from '@hookledger/core'
+import { type LedgerSigningKey } from '@hookledger/ledger'
 import { createApi, createInstrumentRoutes } from '@hookledger/api'
 import { createUiRoutes } from '@hookledger/ui'
 import type { OpDeps } from '@hookledger/ops'

@@ -12,13 +12,8 @@ import {
   type SignatureScheme,
   type SnoozeBudget,
 } from '@hookledger/core'
-import {
-  endpointCreate,
-  eventInsert,
-  ledgerReplayVerify,
-  type EmbedAdmits,
-  type EventToPublish,
-} from '@hookledger/store'
+import { endpointCreate, eventInsert, type EmbedAdmits, type EventToPublish } from '@hookledger/store'
+import { ledgerReplayVerify } from '@hookledger/ledger'
 import { Dispatcher, createHttpTransport } from '@hookledger/worker'
 import { FakeClock } from './fake-clock.js'
 import { testDatabase, type TestDatabase } from './test-database.js'

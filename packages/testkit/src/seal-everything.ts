@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
-import type { LedgerSigningKey } from '@hookledger/core'
-import { ledgerSeal, type Db } from '@hookledger/store'
+import { type LedgerSigningKey, ledgerSeal } from '@hookledger/ledger'
+import { type Db } from '@hookledger/store'
 
 /**
  * Seals until every ledger row is sealed. The sealer only takes rows below the oldest running

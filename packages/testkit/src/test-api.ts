@@ -7,8 +7,6 @@ import {
   createEventCatalog,
   createSecretBox,
   generateMasterKey,
-  generateLedgerSigningKey,
-  parseLedgerSigningKey,
   silentLogger,
   systemClock,
   type Clock,
@@ -16,6 +14,7 @@ import {
   type Logger,
   type SecretBox,
 } from '@hookledger/core'
+import { generateLedgerSigningKey, parseLedgerSigningKey } from '@hookledger/ledger'
 import { heldLedgerKeys, type OpDeps } from '@hookledger/ops'
 import { sql } from 'kysely'
 import { apiTokenCreate, type Db, type TokenScope } from '@hookledger/store'

@@ -1,5 +1,13 @@
 import { DELIVERY_RETENTION_DEFAULT_DAYS, type Clock, type Logger } from '@hookledger/core'
-import { EVENT_RETENTION_DEFAULT_MS, deliveryRescue, deliveryRetire, endpointPurge, eventPrune, ledgerPartitionsAhead, type Db } from '@hookledger/store'
+import {
+  EVENT_RETENTION_DEFAULT_MS,
+  deliveryRescue,
+  deliveryRetire,
+  endpointPurge,
+  eventPrune,
+  type Db,
+} from '@hookledger/store'
+import { ledgerPartitionsAhead } from '@hookledger/ledger'
 import type { DispatcherObserver } from './dispatcher-observer.js'
 
 export interface MaintenanceReport {

@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { generateLedgerSigningKey, LedgerExportVerifier, parseLedgerPublicKey, parseLedgerSigningKey } from '@hookledger/core'
 import {
+  generateLedgerSigningKey,
+  LedgerExportVerifier,
+  parseLedgerPublicKey,
+  parseLedgerSigningKey,
   ArchiveError,
-  deliveryRetire,
   ledgerArchive,
   ledgerChainVerify,
   ledgerExport,
@@ -17,7 +19,8 @@ import {
   ledgerReplayVerify,
   ReplayStartError,
   type LedgerExportLine,
-} from '@hookledger/store'
+} from '@hookledger/ledger'
+import { deliveryRetire } from '@hookledger/store'
 import { adminDbOf, engineHarness, sealEverything, type EngineHarness } from '@hookledger/testkit'
 
 const key = parseLedgerSigningKey(generateLedgerSigningKey().secret)

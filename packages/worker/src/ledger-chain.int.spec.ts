@@ -7,8 +7,12 @@ import {
   parseLedgerSigningKey,
   verifyLedgerReceipt,
   type LedgerReceipt,
-} from '@hookledger/core'
-import { ledgerChainVerify, ledgerExport, ledgerReceipt, ledgerSeal, type LedgerExportLine } from '@hookledger/store'
+  ledgerChainVerify,
+  ledgerExport,
+  ledgerReceipt,
+  ledgerSeal,
+  type LedgerExportLine,
+} from '@hookledger/ledger'
 import { bypassLedgerGuards, engineHarness, sealEverything, type EngineHarness } from '@hookledger/testkit'
 import nacl from 'tweetnacl'
 

@@ -1,8 +1,16 @@
 import pg from 'pg'
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
-import { generateLedgerSigningKey, parseLedgerPublicKey, parseLedgerSigningKey } from '@hookledger/core'
-import { createDb, ledgerChainVerify, ledgerPartitions, ledgerPartitionsAhead, ledgerRetention, type Db } from '@hookledger/store'
+import {
+  generateLedgerSigningKey,
+  parseLedgerPublicKey,
+  parseLedgerSigningKey,
+  ledgerChainVerify,
+  ledgerPartitions,
+  ledgerPartitionsAhead,
+  ledgerRetention,
+} from '@hookledger/ledger'
+import { createDb, type Db } from '@hookledger/store'
 import { engineHarness, sealEverything, type EngineHarness } from '@hookledger/testkit'
 
 const key = parseLedgerSigningKey(generateLedgerSigningKey().secret)

@@ -10,8 +10,8 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DeliveryOutcome, JOB_TIMEOUT_MS, generateWebhookSecret, secretKeyId, type EndpointRow } from '@hookledger/core'
+import { RowJsonCodec, ledgerReplayVerify, type ReplayProgress } from '@hookledger/ledger'
 import {
-  RowJsonCodec,
   deliveryClaim,
   deliveryRetire,
   deliverySettle,
@@ -20,8 +20,6 @@ import {
   endpointRedeliver,
   endpointRotateSecret,
   endpointUpdate,
-  ledgerReplayVerify,
-  type ReplayProgress,
 } from '@hookledger/store'
 import { engineHarness, type EngineHarness, type ReceivedRequest, type ScriptedReply } from '@hookledger/testkit'
 

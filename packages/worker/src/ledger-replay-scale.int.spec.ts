@@ -5,7 +5,8 @@
  */
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ledgerReplayVerify, type Db } from '@hookledger/store'
+import { ledgerReplayVerify } from '@hookledger/ledger'
+import { type Db } from '@hookledger/store'
 import { bypassLedgerGuards, syntheticLedgerHistory, testDatabase, type TestDatabase } from '@hookledger/testkit'
 
 const DELIVERIES = 12_000

@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
-import { ledgerReplayVerify } from '@hookledger/store'
+import { ledgerReplayVerify } from '@hookledger/ledger'
 import { bypassLedgerGuards, engineHarness, forgeDeliveries, type EngineHarness } from '@hookledger/testkit'
 
 const s = 1_000

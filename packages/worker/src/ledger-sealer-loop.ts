@@ -1,5 +1,13 @@
-import type { Clock, LedgerKeyHandOver, LedgerSigningKey, Logger } from '@hookledger/core'
-import { ledgerSeal, ledgerSnapshotLatestAt, ledgerSnapshotTake, SnapshotError, type Db } from '@hookledger/store'
+import type { Clock, Logger } from '@hookledger/core'
+import {
+  type LedgerKeyHandOver,
+  type LedgerSigningKey,
+  ledgerSeal,
+  ledgerSnapshotLatestAt,
+  ledgerSnapshotTake,
+  SnapshotError,
+} from '@hookledger/ledger'
+import { type Db } from '@hookledger/store'
 import type { DatabaseHealth } from './database-health.js'
 
 type SealerOptions = {

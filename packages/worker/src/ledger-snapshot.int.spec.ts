@@ -1,8 +1,10 @@
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
-import { generateLedgerSigningKey, parseLedgerPublicKey, parseLedgerSigningKey, verifyCheckpointSignature } from '@hookledger/core'
 import {
-  endpointDelete,
+  generateLedgerSigningKey,
+  parseLedgerPublicKey,
+  parseLedgerSigningKey,
+  verifyCheckpointSignature,
   ledgerChainVerify,
   ledgerReplayVerify,
   ledgerSeal,
@@ -12,7 +14,8 @@ import {
   checkpointOf,
   CHECKPOINT_HEADER_COLUMNS,
   type CheckpointHeaderRow,
-} from '@hookledger/store'
+} from '@hookledger/ledger'
+import { endpointDelete } from '@hookledger/store'
 import { bypassLedgerGuards, engineHarness, sealEverything, type EngineHarness } from '@hookledger/testkit'
 import { LedgerSealerLoop } from './ledger-sealer-loop.js'
 

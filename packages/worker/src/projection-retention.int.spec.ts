@@ -1,7 +1,12 @@
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
-import { generateLedgerSigningKey, parseLedgerPublicKey, parseLedgerSigningKey } from '@hookledger/core'
-import { deliveryClaim, deliveryRetire, endpointDelete, ledgerChainVerify } from '@hookledger/store'
+import {
+  generateLedgerSigningKey,
+  parseLedgerPublicKey,
+  parseLedgerSigningKey,
+  ledgerChainVerify,
+} from '@hookledger/ledger'
+import { deliveryClaim, deliveryRetire, endpointDelete } from '@hookledger/store'
 import { bypassLedgerGuards, engineHarness, sealEverything, type EngineHarness } from '@hookledger/testkit'
 
 const s = 1_000

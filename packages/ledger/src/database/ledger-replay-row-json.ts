@@ -13,8 +13,8 @@
  * 1–9999, a lone UTF-16 surrogate …) is rendered by the database itself, one row per query.
  */
 import { sql } from 'kysely'
-import type { Trx } from './database.js'
-import { rowsToJson } from './projection-write.js'
+import type { Trx } from '@hookledger/store'
+import { rowsToJson } from '@hookledger/store'
 
 /** A row as `to_jsonb` renders it. */
 export type RowJson = Record<string, unknown>

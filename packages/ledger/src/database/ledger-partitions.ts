@@ -5,7 +5,7 @@
  */
 import type { ArchiveDescription } from '@hookledger/core'
 import { sql } from 'kysely'
-import type { Db } from './database.js'
+import type { Db } from '@hookledger/store'
 
 /**
  * Positions per ledger partition: ≈ 11.6M deliveries at 4.3 rows each (~65 min at 3,000

@@ -1,16 +1,14 @@
+import { chainNext, ledgerLeafHash, type ChainRow } from '../proof/ledger-row-encoding.js'
 import {
-  chainNext,
   checkpointHash,
-  ledgerLeafHash,
-  merkleRoot,
   signCheckpoint,
-  type ChainRow,
   type CheckpointSnapshot,
   type LedgerCheckpoint,
   type LedgerSigningKey,
-} from '@hookledger/core'
+} from '../proof/ledger-checkpoint.js'
+import { merkleRoot } from '../proof/merkle-tree.js'
 import { sql } from 'kysely'
-import type { Db, Trx } from './database.js'
+import type { Db, Trx } from '@hookledger/store'
 import { CHAIN_ROW_COLUMNS, CHAIN_START, CHECKPOINT_HEADER_COLUMNS, chainAfter, checkpointOf, type CheckpointHeaderRow } from './ledger-chain-rows.js'
 
 /** Rows one checkpoint seals at most: bounds a receipt's proof work and a seal's transaction. */

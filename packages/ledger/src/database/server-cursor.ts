@@ -5,7 +5,7 @@
  * replay's cursors read the same snapshot.
  */
 import { sql, type RawBuilder } from 'kysely'
-import type { Trx } from './database.js'
+import type { Trx } from '@hookledger/store'
 
 /** How many rows a replay's cursors hold at once, over all of them (batches in hand and in flight). */
 export class BufferGauge {

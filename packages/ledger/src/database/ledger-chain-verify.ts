@@ -1,6 +1,8 @@
-import { LedgerChainVerifier, ledgerTrustAnchor, type ChainRow, type ChainVerification, type LedgerKeyHandOver } from '@hookledger/core'
+import { LedgerChainVerifier, type ChainVerification } from '../proof/ledger-chain-verifier.js'
+import { ledgerTrustAnchor, type LedgerKeyHandOver } from '../proof/ledger-key-rotation.js'
+import { type ChainRow } from '../proof/ledger-row-encoding.js'
 import { sql } from 'kysely'
-import type { Db, Trx } from './database.js'
+import type { Db, Trx } from '@hookledger/store'
 import { cursorRows } from './server-cursor.js'
 import {
   CHAIN_ROW_COLUMNS,

@@ -6,7 +6,7 @@
  * small beside the delivery history), and names every row that differs.
  */
 import { sql } from 'kysely'
-import type { Trx } from './database.js'
+import type { Trx } from '@hookledger/store'
 
 export type SideTable = 'events' | 'api_tokens' | 'access_codes' | 'embeds'
 export const SIDE_TABLES: readonly SideTable[] = ['events', 'api_tokens', 'access_codes', 'embeds']

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { canonicalJson } from './canonical-json.js'
+import { canonicalJson } from '@hookledger/core'
 
 /**
  * The ledger's published row encoding (`hookledger.ledger.v1`): the bytes every chain hash,

@@ -3,9 +3,9 @@
  * its rows, and how far the ledger's history was archived (its `ledger.retention` entries).
  * Replay, `ledger verify`, export and archive all start from these.
  */
-import type { CheckpointSnapshot } from '@hookledger/core'
+import type { CheckpointSnapshot } from '../proof/ledger-checkpoint.js'
 import { sql, type RawBuilder } from 'kysely'
-import type { Db, Trx } from './database.js'
+import type { Db, Trx } from '@hookledger/store'
 
 /** A snapshot and the checkpoint that signed it. */
 export interface SignedSnapshot {

@@ -24,10 +24,10 @@
  */
 import { SIDE_TABLES, sideTablesDrift } from './ledger-replay-side-tables.js'
 import { sql } from 'kysely'
-import { SnapshotDigest } from '@hookledger/core'
-import type { Db } from './database.js'
+import { SnapshotDigest } from '../proof/ledger-snapshot-digest.js'
+import type { Db } from '@hookledger/store'
 import { BufferGauge } from './server-cursor.js'
-import { endpointQueueDrift } from './endpoint-queue.js'
+import { endpointQueueDrift } from '@hookledger/store'
 import {
   DeliveryFold,
   EndpointFold,

@@ -1,6 +1,9 @@
-import { inclusionProof, LEDGER_RECEIPT_FORMAT, type ChainRow, type LedgerCheckpoint, type LedgerReceipt, type LedgerReceiptEntry } from '@hookledger/core'
+import { inclusionProof } from '../proof/merkle-tree.js'
+import { LEDGER_RECEIPT_FORMAT, type LedgerReceipt, type LedgerReceiptEntry } from '../proof/ledger-receipt.js'
+import { type ChainRow } from '../proof/ledger-row-encoding.js'
+import { type LedgerCheckpoint } from '../proof/ledger-checkpoint.js'
 import { sql } from 'kysely'
-import type { Db } from './database.js'
+import type { Db } from '@hookledger/store'
 import { CHAIN_ROW_COLUMNS, CHECKPOINT_COLUMNS, checkpointOf, leavesOf, type CheckpointRow } from './ledger-chain-rows.js'
 
 /**

@@ -12,7 +12,7 @@ import {
   type EndpointRow,
   type LedgerRecord,
 } from '@hookledger/core'
-import type { Trx } from './database.js'
+import type { Trx } from '@hookledger/store'
 import { DeliveryHistoryCheck, EndpointHistoryCheck, type ReportProblem } from './ledger-replay-consistency.js'
 import type { DifferenceSink, EntityFold, ReplayTable } from './ledger-replay-stream.js'
 

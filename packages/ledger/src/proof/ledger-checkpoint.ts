@@ -7,7 +7,7 @@ import {
   sign,
   verify,
 } from 'node:crypto'
-import { canonicalJson } from './canonical-json.js'
+import { canonicalJson } from '@hookledger/core'
 
 /**
  * Signed checkpoints of the ledger (`hookledger.checkpoint.v1`). Each checkpoint seals the rows

@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type { Db } from './database.js'
+import type { Db } from '@hookledger/store'
 
 /** A ledger row as operators read it. */
 export interface LedgerRow {

@@ -3,9 +3,9 @@
  * chain pass, then the replay — both from the latest snapshot, or with `full` every row left
  * and the replay from the first entry while no history is archived — and one verdict.
  */
-import type { LedgerKeyHandOver } from '@hookledger/core'
+import type { LedgerKeyHandOver } from '../proof/ledger-key-rotation.js'
 import { ledgerChainVerify, type ChainProgress } from './ledger-chain-verify.js'
-import type { Db } from './database.js'
+import type { Db } from '@hookledger/store'
 import { ledgerReplayVerify, type ReplayReport } from './ledger-replay.js'
 import { archivedThrough } from './ledger-snapshot-read.js'
 

@@ -11,9 +11,11 @@
  * previous snapshot (its rows checked against its signed digest first) and reads only the
  * entries in between, through the same streams and evolve functions as replay.
  */
-import { parseLedgerPublicKey, SnapshotDigest, type CheckpointSnapshot, type LedgerKeyHandOver, type LedgerSigningKey, type SnapshotEntity } from '@hookledger/core'
+import { parseLedgerPublicKey, type CheckpointSnapshot, type LedgerSigningKey } from '../proof/ledger-checkpoint.js'
+import { SnapshotDigest, type SnapshotEntity } from '../proof/ledger-snapshot-digest.js'
+import { type LedgerKeyHandOver } from '../proof/ledger-key-rotation.js'
 import { sql } from 'kysely'
-import type { Db, Trx } from './database.js'
+import type { Db, Trx } from '@hookledger/store'
 import { ledgerChainVerify } from './ledger-chain-verify.js'
 import { DeliveryFold, EndpointFold, deliveryEntries, endpointEntries, problemReporter, retiredDeliveryEntries, type PositionRange } from './ledger-fold-sources.js'
 import { RowJsonCodec, RowJsonError, type RowJson } from './ledger-replay-row-json.js'

@@ -8,7 +8,7 @@
 import type { SideTable } from './ledger-replay-side-tables.js'
 import { sql, type RawBuilder } from 'kysely'
 import type { LedgerRecord } from '@hookledger/core'
-import type { Trx } from './database.js'
+import type { Trx } from '@hookledger/store'
 import { BufferGauge, ServerCursor } from './server-cursor.js'
 import { MergedCursor, comparePositions, type RowCursor } from './merged-cursor.js'
 import { RowJsonCodec, RowJsonError, sameJson, type RowJson } from './ledger-replay-row-json.js'

@@ -1,5 +1,5 @@
 import { createHash, type Hash } from 'node:crypto'
-import { canonicalJson } from './canonical-json.js'
+import { canonicalJson } from '@hookledger/core'
 
 /** The projections a snapshot holds, in the order their rows are hashed. */
 export type SnapshotEntity = 'endpoint' | 'delivery'

@@ -1,14 +1,9 @@
-import {
-  CHAIN_GENESIS,
-  CHECKPOINT_GENESIS_HASH,
-  MERKLE_HASH_BYTES,
-  type ChainRow,
-  type CheckpointSnapshot,
-  type LedgerCheckpoint,
-  type SealedLeaves,
-} from '@hookledger/core'
+import { CHAIN_GENESIS, type ChainRow } from '../proof/ledger-row-encoding.js'
+import { CHECKPOINT_GENESIS_HASH, type CheckpointSnapshot, type LedgerCheckpoint } from '../proof/ledger-checkpoint.js'
+import { MERKLE_HASH_BYTES } from '../proof/merkle-tree.js'
+import { type SealedLeaves } from '../proof/ledger-chain-verifier.js'
 import { sql, type RawBuilder } from 'kysely'
-import type { Trx } from './database.js'
+import type { Trx } from '@hookledger/store'
 
 /**
  * How the chain reads ledger rows: every field as exact text (position and tx_id as decimals,
