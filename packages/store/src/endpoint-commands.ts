@@ -17,8 +17,8 @@ import {
   type SealedV1aKey,
   type SignatureScheme,
 } from '@hookledger/core'
-import type { Trx } from './database.js'
-import { DELIVERY_ROW_COLUMNS } from './delivery-row-sql.js'
+import type { Trx } from './database/database.js'
+import { DELIVERY_ROW_COLUMNS } from './delivery/delivery-row-sql.js'
 import { ledgerWrite } from './ledger-write.js'
 import { channelSql } from './event-publish.js'
 

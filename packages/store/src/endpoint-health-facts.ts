@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { AttemptOutcomeName, HealthAttempt } from '@hookledger/core'
-import type { Db } from './database.js'
+import type { Db } from './database/database.js'
 
 /**
  * The query of `endpointAttemptsSince`, for it and for the test that EXPLAINs it: one endpoint's

@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type { Db } from './database.js'
+import type { Db } from './database/database.js'
 
 /** Default event retention: 30 days. */
 export const EVENT_RETENTION_DEFAULT_MS = 30 * 24 * 3_600_000

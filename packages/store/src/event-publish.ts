@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
 import { DEFAULT_DB_SCHEMA, DELIVERIES_CHANNEL, EVENTS_CHANNEL } from '@hookledger/core'
-import type { Trx } from './database.js'
+import type { Trx } from './database/database.js'
 
 /** The NOTIFY channels (database contract, in core): the default schema's names. */
 export { EVENTS_CHANNEL, DELIVERIES_CHANNEL }

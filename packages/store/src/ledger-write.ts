@@ -7,9 +7,9 @@ import {
   type Touched,
 } from '@hookledger/core'
 import { sql } from 'kysely'
-import type { Trx } from './database.js'
+import type { Trx } from './database/database.js'
 import { rowPatch, rowsForJson } from './projection-write.js'
-import type { QueueMerge } from './endpoint-queue.js'
+import type { QueueMerge } from './delivery/endpoint-queue.js'
 
 /**
  * The rows the entries start from. Each was read `for update` by the caller (so it cannot

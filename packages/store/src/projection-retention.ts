@@ -1,5 +1,5 @@
 /**
- * Retention of the projections (core/src/projection-retention.ts decides): settled deliveries
+ * Retention of the projections (core/src/model/projection-retention.ts decides): settled deliveries
  * past the delivery retention, and deleted endpoints with nothing left to settle, leave their
  * tables through the write primitive, with the entries that say so. Run by the dispatcher's
  * maintenance; several workers may run it at once (rows another holds are skipped).
@@ -16,7 +16,7 @@ import {
   type EndpointRow,
   type LedgerEntry,
 } from '@hookledger/core'
-import type { Db } from './database.js'
+import type { Db } from './database/database.js'
 import { ledgerWrite } from './ledger-write.js'
 
 export interface DeliveryRetireParams {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { evolveDelivery, type AttemptRow, type DeliveryRow, type DeliveryState, type EndpointRow, type LedgerRecord } from '@hookledger/core'
-import type { Db } from './database.js'
+import type { Db } from './database/database.js'
 
 /** A page of rows and the opaque cursor of the next page. */
 export interface Page<T> {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { deliveryIdFor, fanoutEntries, type EndpointRow } from '@hookledger/core'
-import type { Trx } from './database.js'
+import type { Trx } from './database/database.js'
 import type { CommandContext } from './endpoint-commands.js'
 import { eventInsert, type EventToPublish } from './event-publish.js'
 import { ledgerWrite } from './ledger-write.js'

@@ -6,7 +6,7 @@
  *
  * The rules are the engine's, not stricter: the delivery state machine of the contract
  * (docs/contract.md, "Delivery state machine"), the entries `decideDelivery`
- * (core/src/delivery-decider.ts) emits for each outcome and how it numbers attempts, and what
+ * (core/src/delivery/delivery-decider.ts) emits for each outcome and how it numbers attempts, and what
  * `endpointRedeliver` and the endpoint commands append. Each check reports where it failed and
  * carries on from what the entry says, so one cut is reported once, not at every later entry.
  */

@@ -1,0 +1,36 @@
+/**
+ * What a claim does with one due delivery, given its endpoint as it is now (locked) and whether
+ * its event still exists: discard it (endpoint deleted or disabled, event pruned), snooze it
+ * without spending an attempt (another claim holds the endpoint's lease), or claim it — take the
+ * delivery and the endpoint's lease until `leaseUntil`. Pure: the store reads and locks the rows
+ * and writes what this returns.
+ */
+import { DeliveryOutcome, decideDelivery, deliveryEntryBase, type DecisionContext } from './delivery-decider.js'
+import { iso, type LedgerEntry } from '../model/ledger-entry.js'
+import type { DeliveryRow, EndpointRow } from '../model/projections.js'
+
+export interface ClaimContext extends DecisionContext {
+  readonly leaseUntil: Date
+  /** This claim already leased the endpoint to an earlier delivery (one in flight per endpoint). */
+  readonly leasedByThisClaim: boolean
+}
+
+export interface ClaimDecision {
+  readonly claimed: boolean
+  readonly entries: LedgerEntry[]
+}
+
+export function decideClaim(delivery: DeliveryRow, endpoint: EndpointRow, eventExists: boolean, ctx: ClaimContext): ClaimDecision {
+  const settled = (outcome: DeliveryOutcome): ClaimDecision => ({ claimed: false, entries: decideDelivery(delivery, outcome, ctx) })
+  if (endpoint.deleted_at !== null) return settled(DeliveryOutcome.discarded('endpoint_deleted'))
+  if (!endpoint.enabled) return settled(DeliveryOutcome.discarded('endpoint_disabled', null, { detail: endpoint.disabled_reason ?? '' }))
+  if (!eventExists) return settled(DeliveryOutcome.discarded('event_pruned'))
+  const busy = ctx.leasedByThisClaim || (endpoint.busy_until !== null && endpoint.busy_until.getTime() > ctx.now.getTime())
+  if (busy) return settled(DeliveryOutcome.snoozedForBusy())
+  return {
+    claimed: true,
+    entries: [
+      { kind: 'delivery.claimed', ...deliveryEntryBase(delivery, ctx), payload: { worker: ctx.actor, lease_until: iso(ctx.leaseUntil) } },
+    ],
+  }
+}

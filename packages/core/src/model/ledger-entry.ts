@@ -1,0 +1,204 @@
+/**
+ * The ledger's vocabulary. Every change of an endpoint or a delivery is one or more of these
+ * entries, appended in the same transaction as the projection rows they imply. Payloads are
+ * JSON-safe (timestamps as ISO strings) because they are stored as jsonb and replayed later.
+ */
+
+import type { SignatureScheme } from '../signing/signature-scheme.js'
+
+/** Who caused an entry: `worker:<id>`, `owner:<token id>`, `operator`, `system`. */
+export type Actor = string
+
+/** Payload of each ledger kind. */
+export interface LedgerPayloads {
+  'event.published': { type: string; subject: string }
+  'event.pruned': { published_at: string }
+  'fanout.decided': {
+    type: string
+    matched: string[]
+    denied: { endpoint_id: string; reason: string }[]
+    skipped_internal?: boolean
+  }
+  'endpoint.created': {
+    url: string
+    description: string
+    event_types: string[]
+    embed_id: string | null
+    secret_sealed: string
+    secret_key_id: string
+    /** Absent in entries written before v1a existed (= v1, no key pair). */
+    signature_scheme?: SignatureScheme
+    /** The sealed `whsk_` key (never in clear) and its `whpk_` public key, or null. */
+    v1a_key_sealed?: string | null
+    v1a_public_key?: string | null
+  }
+  'endpoint.updated': {
+    url?: string
+    description?: string
+    event_types?: string[]
+    embed_id?: string | null
+    signature_scheme?: SignatureScheme
+    /** A key pair, when the new scheme needs one and the endpoint had none. */
+    v1a_key_sealed?: string
+    v1a_public_key?: string
+  }
+  'endpoint.enabled': Record<string, never>
+  'endpoint.disabled': { reason: string }
+  'endpoint.failing': { since: string }
+  'endpoint.recovered': { failing_since: string }
+  'endpoint.secret_rotated': {
+    secret_sealed: string
+    secret_key_id: string
+    previous_key_id: string
+    previous_sealed: string | null
+    previous_expires_at: string | null
+    /** Present when the endpoint has a v1a key pair: it rotates with the secret. */
+    v1a_key_sealed?: string
+    v1a_public_key?: string
+    previous_v1a_public_key?: string
+    previous_v1a_sealed?: string | null
+    previous_v1a_expires_at?: string | null
+  }
+  'endpoint.deleted': Record<string, never>
+  'delivery.enqueued': {
+    event_type: string
+    next_attempt_at: string
+    cool_down: boolean
+  }
+  'delivery.claimed': { worker: string; lease_until: string }
+  'delivery.lease_busy': { next_attempt_at: string }
+  'delivery.attempted': {
+    attempt: number
+    counted: boolean
+    run: number
+    started_at: string
+    duration_ms: number
+    status_code: number | null
+    error: string | null
+    outcome: AttemptOutcomeName
+    signed_with: string[]
+    address?: string | null
+    response_excerpt?: string
+    /** The receiver's response headers, capped (`keptResponseHeaders`); absent when none. */
+    response_headers?: Record<string, string>
+    /** Present (true) when the answer's body was longer than `response_excerpt`. */
+    response_truncated?: true
+  }
+  'delivery.completed': Record<string, never>
+  'delivery.retry_scheduled': { next_attempt_at: string; backoff_ms: number }
+  'delivery.snoozed': { next_attempt_at: string; retry_after_ms: number }
+  'delivery.discarded': { reason: DiscardReason; detail?: string }
+  /**
+   * An attempt's outcome that arrived after its claim was lost (the lease ran out and the
+   * rescuer took the delivery back): not applied, but kept, so no real answer vanishes.
+   */
+  'delivery.settle_dropped': {
+    worker: string
+    claimed_by: string
+    lease_until: string
+    outcome: string
+    started_at: string | null
+    duration_ms: number | null
+    status_code: number | null
+    error: string | null
+  }
+  'delivery.redelivered': {
+    run: number
+    next_attempt_at: string
+    previous_run: number
+    previous_attempts: number
+  }
+  /**
+   * Settled deliveries (completed or discarded) whose last change is older than `cutoff` left
+   * the `deliveries` projection (delivery retention): one entry per batch, naming every row it
+   * removed; their own entries stay in the ledger, so their history is still readable. The
+   * entry names no delivery (`delivery_id` is null) and spans owners (`owner_id` is `*`).
+   */
+  'deliveries.retired': { delivery_ids: string[]; count: number; cutoff: string }
+  /**
+   * A deleted endpoint with no delivery left to settle (none pending, retryable or running)
+   * left the `endpoints` projection; `deleted_at` is when it was deleted.
+   */
+  'endpoint.purged': { deleted_at: string }
+  // Security-relevant changes outside the two projections: who may call the API, and what an
+  // embed may see. No secret is ever in a payload (a token's hash is not either).
+  'token.issued': { token_id: string; scopes: string[]; label: string }
+  'token.revoked': { token_id: string }
+  'access_code.put': {
+    access_code_id: string
+    role_globs: string[]
+    deny_globs: string[]
+    reads_published_slice: boolean
+    expires_at: string | null
+    created: boolean
+  }
+  'access_code.revoked': { access_code_id: string }
+  'embed.put': { embed_id: string; access_code_id: string; created: boolean }
+  'embed.deleted': { embed_id: string }
+  /**
+   * Rows below `before_position` left the ledger through the audited retention function:
+   * `partitions` whole partitions.
+   */
+  'ledger.retention': {
+    /** Where the dropped partitions end (null: none could go). */
+    before_position: number | null
+    rows: number
+    partitions?: number
+    /** The last checkpoint the archive holds. */
+    through_checkpoint?: number
+    /** The archive file: its SHA-256, rows, and the checkpoints it holds. */
+    archive?: ArchiveDescription | null
+  }
+}
+
+export type LedgerKind = keyof LedgerPayloads
+
+/** Named outcomes of one attempt, as recorded in the attempt history. */
+export type AttemptOutcomeName =
+  | 'completed'
+  | 'retry_scheduled'
+  | 'snoozed'
+  | 'discarded'
+  | 'interrupted'
+
+/** Why a delivery was discarded. */
+export type DiscardReason =
+  | 'http_status'
+  | 'max_attempts'
+  | 'egress_blocked'
+  | 'endpoint_disabled'
+  | 'endpoint_deleted'
+  | 'event_pruned'
+  | 'retry_window_exceeded'
+
+interface LedgerEntryBase {
+  readonly occurred_at: Date
+  readonly owner_id: string
+  readonly endpoint_id: string | null
+  readonly delivery_id: string | null
+  readonly event_id: string | null
+  readonly actor: Actor
+}
+
+/** One entry to append. `position` and `tx_id` are assigned by the database. */
+export type LedgerEntry = {
+  [K in LedgerKind]: LedgerEntryBase & { readonly kind: K; readonly payload: LedgerPayloads[K] }
+}[LedgerKind]
+
+/** An entry read back from the ledger. */
+export type LedgerRecord = LedgerEntry & { readonly position: string }
+
+/** An entry of one kind. */
+export type LedgerEntryOf<K extends LedgerKind> = Extract<LedgerEntry, { kind: K }>
+
+/** ISO string of a Date, the one way timestamps enter payloads. */
+export const iso = (d: Date): string => d.toISOString()
+
+/** What a `ledger.retention` entry records about the archive file written before the drop. */
+export interface ArchiveDescription {
+  readonly file: string
+  readonly sha256: string
+  readonly rows: number
+  readonly first_checkpoint: number
+  readonly last_checkpoint: number
+}

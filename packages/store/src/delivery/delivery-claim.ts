@@ -1,0 +1,182 @@
+import { sql, type RawBuilder } from 'kysely'
+import {
+  JOB_TIMEOUT_MS,
+  decideClaim,
+  type DeliveryRow,
+  type EndpointRow,
+  type LedgerEntry,
+} from '@hookledger/core'
+import type { Db, Trx } from '../database/database.js'
+import { DELIVERY_ROW_COLUMNS } from './delivery-row-sql.js'
+import { ledgerWrite } from '../ledger-write.js'
+
+/** The event as it travels: thin, no content. */
+export interface ThinEvent {
+  readonly id: string
+  readonly type: string
+  readonly subject: string
+  readonly occurred_at: Date
+  readonly data: Record<string, unknown>
+}
+
+/** The event columns the claim reads beside each head (null when the event was pruned). */
+interface HeadEvent {
+  readonly ev_id: string | null
+  readonly ev_type: string | null
+  readonly ev_subject: string | null
+  readonly ev_occurred_at: Date | null
+  readonly ev_data: Record<string, unknown> | null
+}
+
+/** A delivery this worker now holds, with everything needed to sign and send it. */
+export interface ClaimedDelivery {
+  readonly delivery: DeliveryRow
+  readonly endpoint: EndpointRow
+  readonly event: ThinEvent
+}
+
+export interface DeliveryClaimParams {
+  readonly now: Date
+  /** Free slots: never claim more than this. */
+  readonly limit: number
+  /** `worker:<id>`. */
+  readonly actor: string
+  readonly leaseMs?: number
+}
+
+export interface DeliveryClaimResult {
+  readonly claimed: ClaimedDelivery[]
+  /** Deliveries settled at claim time (endpoint disabled/deleted, event pruned, lease busy). */
+  readonly settled: number
+  /** The ledger entries the claim wrote (for instruments: outcomes are counted from these). */
+  readonly entries: readonly LedgerEntry[]
+}
+
+/** A locked due delivery and its event (null when the event was pruned). */
+export interface LockedHead {
+  readonly delivery: DeliveryRow
+  readonly event: ThinEvent | null
+}
+
+/**
+ * Locks deliveries by id (`heads`: a query of ids in claim order), skipping any another worker
+ * holds or that stopped being due since, and reads their events in the same statement. Each is
+ * found by primary key, whatever the planner's estimate of the backlog.
+ */
+async function lockHeads(trx: Trx, heads: RawBuilder<unknown>, now: Date): Promise<LockedHead[]> {
+  const locked = await sql<DeliveryRow & HeadEvent>`
+    with heads as materialized (${heads})
+    select ${DELIVERY_ROW_COLUMNS}, ev.id as ev_id, ev.type as ev_type, ev.subject as ev_subject,
+           ev.occurred_at as ev_occurred_at, ev.data as ev_data
+    from heads
+    cross join lateral (
+      select * from delivery_states s
+      where s.id = heads.id and s.state in ('pending', 'retryable') and s.next_attempt_at <= ${now}
+      limit 1
+    ) s
+    join delivery_origins o on o.id = s.id
+    left join events ev on ev.owner_id = o.owner_id and ev.id = o.event_id
+    order by s.next_attempt_at, s.id
+    for update of s skip locked
+  `.execute(trx)
+  return locked.rows.map(({ ev_id, ev_type, ev_subject, ev_occurred_at, ev_data, ...delivery }) => ({
+    delivery,
+    event: ev_id === null ? null : { id: ev_id, type: ev_type!, subject: ev_subject!, occurred_at: ev_occurred_at!, data: ev_data! },
+  }))
+}
+
+/**
+ * The earliest due delivery of each of these endpoints, locked (for the settle that passes an
+ * endpoint's lease straight on to its next delivery). One index probe per endpoint.
+ */
+export function lockNextHeadsOf(trx: Trx, endpointIds: readonly string[], now: Date): Promise<LockedHead[]> {
+  if (endpointIds.length === 0) return Promise.resolve([])
+  return lockHeads(
+    trx,
+    sql`
+      select h.id from unnest(${endpointIds}::uuid[]) as e(id)
+      cross join lateral (
+        select d.id from delivery_states d
+        where d.endpoint_id = e.id and d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
+        order by d.next_attempt_at, d.id limit 1
+      ) h
+    `,
+    now,
+  )
+}
+
+/**
+ * Decides each locked head against its endpoint as it is now (`decideClaim`: discard, snooze
+ * for a busy lease, or claim with the endpoint's lease): the entries to write and the ids
+ * claimed, at most one per endpoint.
+ */
+export function decideHeads(
+  heads: readonly LockedHead[],
+  endpointById: ReadonlyMap<string, EndpointRow>,
+  ctx: { now: Date; actor: string; leaseUntil: Date },
+): { entries: LedgerEntry[]; claimedIds: string[] } {
+  const entries: LedgerEntry[] = []
+  const claimedIds: string[] = []
+  const leasedNow = new Set<string>()
+  for (const { delivery, event } of heads) {
+    const endpoint = endpointById.get(delivery.endpoint_id)!
+    const decision = decideClaim(delivery, endpoint, event !== null, { ...ctx, leasedByThisClaim: leasedNow.has(endpoint.id) })
+    entries.push(...decision.entries)
+    if (decision.claimed) {
+      leasedNow.add(endpoint.id)
+      claimedIds.push(delivery.id)
+    }
+  }
+  return { entries, claimedIds }
+}
+
+/**
+ * Claims up to `limit` due deliveries, at most one per endpoint, and takes each endpoint's lease
+ * (`busy_until`) in the same transaction — committed before any POST. Deliveries whose endpoint
+ * is disabled or deleted, or whose event was pruned, are discarded here; one whose endpoint
+ * lease another worker took in the meantime is snoozed 2 s without spending an attempt.
+ *
+ * Candidates come from the queue heads (`endpoint_queue.ready_at`, endpoint-queue.ts): only
+ * endpoints with a due delivery and no live lease are read, through a partial index, so the
+ * claim's cost follows the due work, never the number of endpoints, the backlog or the history.
+ * Disabled and deleted endpoints with waiting deliveries stay ready, whatever their lease: those
+ * deliveries (e.g. one whose in-flight attempt was settled as a retry after the delete) must be
+ * discarded, not stranded; once they are, the endpoint leaves the claim path.
+ */
+export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promise<DeliveryClaimResult> {
+  const { now, limit, actor } = params
+  if (limit <= 0) return { claimed: [], settled: 0, entries: [] }
+  const leaseUntil = new Date(now.getTime() + (params.leaseMs ?? JOB_TIMEOUT_MS))
+  return db.transaction().execute(async (trx) => {
+    const heads = await lockHeads(
+      trx,
+      sql`
+        select h.id from endpoint_queue q
+        cross join lateral (
+          select d.id from delivery_states d
+          where d.endpoint_id = q.endpoint_id and d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
+          order by d.next_attempt_at, d.id limit 1
+        ) h
+        where q.ready_at <= ${now}
+        order by q.ready_at, q.endpoint_id
+        limit ${limit}
+      `,
+      now,
+    )
+    if (heads.length === 0) return { claimed: [], settled: 0, entries: [] }
+    const deliveries = heads.map((h) => h.delivery)
+    const endpointIds = [...new Set(deliveries.map((d) => d.endpoint_id))].sort()
+    // Lock the endpoints in a fixed order; the lease is decided on their latest state.
+    const endpoints = (
+      await sql<EndpointRow>`select * from endpoints where id = any(${endpointIds}::uuid[]) order by id for update`.execute(trx)
+    ).rows
+    const { entries, claimedIds } = decideHeads(heads, new Map(endpoints.map((e) => [e.id, e])), { now, actor, leaseUntil })
+    const written = await ledgerWrite(trx, { base: { endpoints, deliveries }, entries })
+    const eventById = new Map(heads.map((h) => [h.delivery.id, h.event]))
+    const claimed = claimedIds.map((id) => {
+      const delivery = written.deliveries.get(id)!
+      return { delivery, endpoint: written.endpoints.get(delivery.endpoint_id)!, event: eventById.get(id)! }
+    })
+    return { claimed, settled: deliveries.length - claimed.length, entries }
+  })
+}

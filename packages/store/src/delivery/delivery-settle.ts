@@ -1,0 +1,233 @@
+import { sql } from 'kysely'
+import {
+  DeliveryOutcome,
+  JOB_TIMEOUT_MS,
+  decideDelivery,
+  decideEndpointAfterOutcome,
+  isOperationalEventType,
+  operationalEventsOf,
+  settleDroppedEntry,
+  type AttemptResult,
+  type DeliveryRow,
+  type EndpointRow,
+  type LedgerEntry,
+} from '@hookledger/core'
+import { randomUUID } from 'node:crypto'
+import type { Db, Trx } from '../database/database.js'
+import { DELIVERY_ROW_COLUMNS } from './delivery-row-sql.js'
+import { eventInsert } from '../event-publish.js'
+import { decideHeads, lockNextHeadsOf, type ClaimedDelivery } from './delivery-claim.js'
+import { LeaseMovedError, foldOver, ledgerWrite } from '../ledger-write.js'
+
+/** One finished claim: the running row as the worker holds it, and what happened. */
+export interface Settlement {
+  readonly delivery: DeliveryRow
+  readonly outcome: DeliveryOutcome
+  /** `worker:<id>` that made the attempt. */
+  readonly actor: string
+  /** The transport's own answer, when an attempt was made (for instruments). */
+  readonly result?: AttemptResult
+  /**
+   * The endpoint as the claim's write left it (its lease). With it, `deliverySettleBatch` need
+   * not re-read and lock the rows first (optimistic on their versions and the lease).
+   */
+  readonly endpoint?: EndpointRow
+}
+
+/** The claim a running delivery was taken under; its settle applies only while it still holds. */
+export interface ClaimGuard {
+  readonly id: string
+  readonly claimed_by: string
+  readonly lease_until: Date
+}
+
+/**
+ * The write primitive's guard for the worker: locks the running deliveries whose claim is still
+ * the one the worker holds (a rescuer may have taken a row back after its lease expired, and a
+ * later claim re-leased it) and returns them as they are now. Rows found by primary key (the id
+ * list gives the planner that path); the state test is written `is not distinct from` — the
+ * same test as `=` on this non-null column, but not one the planner can answer from the partial
+ * index `delivery_states_running_idx`, whose dead entries pile up between vacuums.
+ */
+export async function deliveriesLockClaimed(trx: Trx, guards: readonly ClaimGuard[]): Promise<DeliveryRow[]> {
+  if (guards.length === 0) return []
+  const json = JSON.stringify(guards.map((g) => ({ id: g.id, claimed_by: g.claimed_by, lease_until: g.lease_until.toISOString() })))
+  const result = await sql<DeliveryRow>`
+    select ${DELIVERY_ROW_COLUMNS} from delivery_states s
+    join jsonb_to_recordset(${json}::jsonb) as g(id uuid, claimed_by text, lease_until timestamptz) on s.id = g.id
+    join delivery_origins o on o.id = s.id
+    where s.id = any(${guards.map((g) => g.id)}::uuid[])
+      and s.claimed_by = g.claimed_by and s.lease_until = g.lease_until
+      and s.state is not distinct from 'running'
+    order by s.id
+    for update of s
+  `.execute(trx)
+  return result.rows
+}
+
+/**
+ * Records outcomes of running deliveries in one transaction: locks the rows whose claim still
+ * holds (an outcome for a row the rescuer took back is dropped), locks their endpoints in id
+ * order, decides each delivery's entries and the endpoint transitions they imply, and writes
+ * it all through the write primitive in one statement. Returns the ids recorded.
+ */
+export async function deliverySettle(trx: Trx, items: readonly Settlement[], now: Date): Promise<Set<string>> {
+  return (await settle(trx, items, now, null)).recorded
+}
+
+/** Who takes the next delivery of a released endpoint, and for how long. */
+export interface ClaimNext {
+  readonly actor: string
+  readonly leaseMs: number
+  /** Only these endpoints pass their lease on (default: every endpoint the settle releases). */
+  readonly endpointIds?: ReadonlySet<string>
+}
+
+/** What one settle recorded. */
+export interface SettleResult {
+  readonly recorded: Set<string>
+  /** The next deliveries of released endpoints, claimed in the same transaction. */
+  readonly claimed: ClaimedDelivery[]
+  /** The ledger entries written (for instruments: outcomes and endpoint transitions are counted from these). */
+  readonly entries: readonly LedgerEntry[]
+}
+
+/**
+ * Settles a batch in one transaction. With `next`, each endpoint it releases (still enabled,
+ * not deleted) passes its lease straight on to its next due delivery, claimed for
+ * `next.actor`: the endpoint's next attempt starts without waiting for a claim round; the
+ * result names those claims (at most one per endpoint).
+ *
+ * When every settlement carries the endpoint its claim left, on distinct endpoints, it first
+ * writes optimistically on the rows as the worker holds them — two round trips fewer than
+ * re-reading and locking them. Three checks stand in for the locks: the write function's
+ * version of each changed delivery (a rescuer that took the delivery back moved it) and
+ * endpoint (an owner's edit moved it), and the endpoint's lease, which the write locks and
+ * compares first (`leasesHeld`: an endpoint's version does not move with its lease, so without
+ * it a stale base could release a lease another delivery holds). If any has moved, nothing is
+ * written and the batch runs again the locking way, which re-reads the rows, drops outcomes
+ * whose claim is gone and decides on the endpoints as they are now.
+ */
+export async function deliverySettleBatch(db: Db, items: readonly Settlement[], now: Date, next: ClaimNext | null): Promise<SettleResult> {
+  const endpoints = new Set(items.map((i) => i.endpoint?.id))
+  if (items.length > 0 && !endpoints.has(undefined) && endpoints.size === items.length) {
+    try {
+      return await db.transaction().execute((trx) => settle(trx, items, now, next, true))
+    } catch (err) {
+      if (!(err instanceof LeaseMovedError) && !isRowVersionRefusal(err)) throw err
+    }
+  }
+  return db.transaction().execute((trx) => settle(trx, items, now, next, false))
+}
+
+/** hookledger_write's refusal of a row changed since it was read. */
+function isRowVersionRefusal(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23000' && (err as { hint?: unknown }).hint === 'row_version'
+}
+
+async function settle(
+  trx: Trx,
+  items: readonly Settlement[],
+  now: Date,
+  next: ClaimNext | null,
+  optimistic = false,
+): Promise<SettleResult> {
+  if (items.length === 0) return { recorded: new Set(), claimed: [], entries: [] }
+  const held = optimistic
+    ? items.map((i) => i.delivery)
+    : await deliveriesLockClaimed(
+        trx,
+        items.map((i) => ({ id: i.delivery.id, claimed_by: i.delivery.claimed_by!, lease_until: i.delivery.lease_until! })),
+      )
+  const heldById = new Map(held.map((d) => [d.id, d]))
+  const kept = items.filter((i) => heldById.has(i.delivery.id))
+  // An outcome whose claim is gone is not applied, but what the receiver answered stays in
+  // the ledger (`delivery.settle_dropped`): no real answer vanishes from the audit trail.
+  const dropped = items.filter((i) => !heldById.has(i.delivery.id)).map((i) => settleDroppedEntry(i.delivery, i.outcome, { now, actor: i.actor }))
+  if (kept.length === 0) {
+    await ledgerWrite(trx, { entries: dropped })
+    return { recorded: new Set(), claimed: [], entries: dropped }
+  }
+  const endpointIds = [...new Set(kept.map((i) => i.delivery.endpoint_id))].sort()
+  const endpoints = optimistic
+    ? kept.map((i) => i.endpoint!).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    : (await sql<EndpointRow>`select * from endpoints where id = any(${endpointIds}::uuid[]) order by id for update`.execute(trx)).rows
+  const current = new Map(endpoints.map((e) => [e.id, e]))
+  const entries: LedgerEntry[] = []
+  for (const it of kept) {
+    const delivery = heldById.get(it.delivery.id)!
+    const own = decideDelivery(delivery, it.outcome, { now, actor: it.actor })
+    // The endpoint decision sees the row after this delivery released its lease.
+    const released = foldOver({ endpoints: [current.get(delivery.endpoint_id)!] }, own).set.endpoints
+    const endpoint = released.get(delivery.endpoint_id)!
+    const transitions = decideEndpointAfterOutcome(endpoint, it.outcome, now, it.actor)
+    current.set(endpoint.id, foldOver({ endpoints: [endpoint] }, transitions).set.endpoints.get(endpoint.id)!)
+    entries.push(...own, ...transitions)
+  }
+  let heads: Awaited<ReturnType<typeof lockNextHeadsOf>> = []
+  let claimedIds: string[] = []
+  if (next) {
+    const free = endpointIds.filter((id) => {
+      if (next.endpointIds && !next.endpointIds.has(id)) return false
+      const e = current.get(id)!
+      return e.enabled && e.deleted_at === null && (e.busy_until === null || e.busy_until.getTime() <= now.getTime())
+    })
+    heads = await lockNextHeadsOf(trx, free, now)
+    const decided = decideHeads(heads, current, { now, actor: next.actor, leaseUntil: new Date(now.getTime() + next.leaseMs) })
+    entries.push(...decided.entries)
+    claimedIds = decided.claimedIds
+  }
+  const all = [...entries, ...dropped]
+  const written = await ledgerWrite(trx, {
+    base: { deliveries: [...held, ...heads.map((h) => h.delivery)], endpoints },
+    entries: all,
+    ...(optimistic ? { leasesHeld: endpoints.map((e) => ({ id: e.id, busy_delivery_id: e.busy_delivery_id, busy_until: e.busy_until })) } : {}),
+  })
+  // The owner's news of what this settle did (failing, disabled, recovered, given up), stored
+  // in the same transaction: it exists if and only if the transition committed.
+  const news = operationalEventsOf(entries, (id) => isOperationalEventType(heldById.get(id)?.event_type ?? ''))
+  for (const n of news) {
+    await eventInsert(trx, {
+      owner_id: n.owner_id,
+      event: { id: `whop_${randomUUID().replaceAll('-', '')}`, type: n.type, subject: n.subject, occurred_at: now, data: n.data },
+      now,
+      actor: 'system',
+    })
+  }
+  const eventById = new Map(heads.map((h) => [h.delivery.id, h.event]))
+  const claimed = claimedIds.map((id) => {
+    const delivery = written.deliveries.get(id)!
+    return { delivery, endpoint: written.endpoints.get(delivery.endpoint_id)!, event: eventById.get(id)! }
+  })
+  return { recorded: new Set(kept.map((i) => i.delivery.id)), claimed, entries: all }
+}
+
+/**
+ * The rescuer: a delivery still `running` after its lease (the job timeout) belongs to a worker
+ * that died or hung. Its lost attempt is recorded as interrupted and it is retried with the
+ * usual backoff (or discarded if that was attempt 18). Returns how many were rescued.
+ */
+export async function deliveryRescue(db: Db, params: { now: Date; limit?: number; leaseMs?: number }): Promise<number> {
+  const { now } = params
+  return db.transaction().execute(async (trx) => {
+    const stale = await sql<DeliveryRow>`
+      select ${DELIVERY_ROW_COLUMNS} from delivery_states s join delivery_origins o on o.id = s.id
+      where s.state = 'running' and s.lease_until <= ${now}
+      order by s.lease_until limit ${params.limit ?? 100} for update of s skip locked
+    `.execute(trx)
+    if (stale.rows.length === 0) return 0
+    const items: Settlement[] = stale.rows.map((d) => ({
+      delivery: d,
+      actor: 'system',
+      outcome: DeliveryOutcome.interrupted({
+        // The lease began when the attempt did; it ran at least until the rescuer saw it.
+        started_at: new Date(d.lease_until!.getTime() - (params.leaseMs ?? JOB_TIMEOUT_MS)),
+        duration_ms: Math.max(0, now.getTime() - (d.lease_until!.getTime() - (params.leaseMs ?? JOB_TIMEOUT_MS))),
+        status_code: null,
+        error: `interrupted: ${d.claimed_by} held the lease past ${d.lease_until!.toISOString()}`,
+        signed_with: [],
+      }),
+    }))
+    return (await deliverySettle(trx, items, now)).size
+  })
+}

@@ -1,0 +1,104 @@
+import { sql } from 'kysely'
+import {
+  decideScope,
+  fanoutEntries,
+  isRawSubject,
+  type EndpointRow,
+  type EventCatalog,
+  type LedgerEntry,
+} from '@hookledger/core'
+import type { Db } from '../database/database.js'
+import type { ThinEvent } from './delivery-claim.js'
+import { endpointsLockShared } from './endpoint-queue.js'
+import { ledgerWrite } from '../ledger-write.js'
+
+/**
+ * Port: may this embed's endpoint see this event? Asked once per event and endpoint, never
+ * cached, because an access code can be revoked or re-scoped at any moment.
+ */
+export type EmbedAdmits = (
+  embedId: string,
+  event: ThinEvent & { owner_id: string },
+  now: Date,
+) => Promise<boolean>
+
+export interface FanoutParams {
+  readonly now: Date
+  readonly catalog: EventCatalog
+  readonly embedAdmits: EmbedAdmits
+  readonly actor: string
+  /** Events per transaction. */
+  readonly limit?: number
+}
+
+interface EventRow extends ThinEvent {
+  owner_id: string
+}
+
+/**
+ * Fans out up to `limit` new events, each in the same transaction as its deliveries: for each
+ * event, one delivery per enabled endpoint of the owner whose globs match and whose scope
+ * admits it (`webhook.test` only to the endpoint it names), unique on (endpoint, event), and a
+ * `fanout.decided` entry naming what matched and what scope denied. Returns the number of
+ * events handled and deliveries enqueued.
+ */
+export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events: number; enqueued: number }> {
+  const { now, catalog, actor } = params
+  return db.transaction().execute(async (trx) => {
+    const events = (
+      await sql<EventRow>`
+        select owner_id, id, type, subject, occurred_at, data from events
+        where fanned_out_at is null order by published_at, id limit ${params.limit ?? 50}
+        for update skip locked
+      `.execute(trx)
+    ).rows
+    if (events.length === 0) return { events: 0, enqueued: 0 }
+    const owners = [...new Set(events.map((e) => e.owner_id))]
+    const endpoints = (
+      await sql<EndpointRow>`
+        select * from endpoints where owner_id = any(${owners}::text[]) and enabled and deleted_at is null
+        order by created_at, id
+      `.execute(trx)
+    ).rows
+    // Each event looks only at its own owner's endpoints: a fan-out to N endpoints stays linear in N.
+    const byOwner = new Map<string, EndpointRow[]>()
+    for (const ep of endpoints) {
+      const list = byOwner.get(ep.owner_id)
+      if (list) list.push(ep)
+      else byOwner.set(ep.owner_id, [ep])
+    }
+    const entries: LedgerEntry[] = []
+    for (const event of events) {
+      const matched: EndpointRow[] = []
+      const denied: { endpoint_id: string; reason: string }[] = []
+      const visible = catalog.isWebhookVisible(event.type)
+      const target = event.type === 'webhook.test' ? String(event.data['endpoint_id'] ?? '') : null
+      if (visible) {
+        for (const ep of byOwner.get(event.owner_id) ?? []) {
+          if (target !== null ? ep.id !== target : !catalog.subscribes(ep.event_types, event.type)) continue
+          const needsEmbed = ep.embed_id !== null && event.type === 'corpus.note.changed' && !isRawSubject(event.subject)
+          const embedAdmits = needsEmbed ? await params.embedAdmits(ep.embed_id!, event, now) : null
+          const scope = decideScope({ event, endpointEmbedId: ep.embed_id, embedAdmits })
+          if (scope.admitted) matched.push(ep)
+          else denied.push({ endpoint_id: ep.id, reason: scope.reason })
+        }
+      }
+      entries.push(...fanoutEntries({ event, matched, denied, visible }, { now, actor }))
+    }
+    // Shared locks on the endpoints enqueued to, before the write, so the queue heads it then
+    // refreshes see any claim or settle of theirs that committed first (endpoint-queue.ts).
+    await endpointsLockShared(trx, [...new Set(entries.filter((e) => e.kind === 'delivery.enqueued').map((e) => e.endpoint_id!))])
+    // A pair (endpoint, event) that already has a delivery keeps it, and its `delivery.enqueued`
+    // entry is dropped so the ledger matches the table. In the same statement: mark the events
+    // fanned out, and NOTIFY (sent on commit) if anything was enqueued.
+    const written = await ledgerWrite(trx, {
+      entries,
+      existingDeliveries: 'keep',
+      queueMerge: 'earliest',
+      fannedOut: { events: events.map((e) => ({ owner_id: e.owner_id, id: e.id })), at: now },
+      notify: { channel: 'deliveries', when: 'deliveries_inserted' },
+    })
+    const inserted = written.insertedDeliveries
+    return { events: events.length, enqueued: inserted.size }
+  })
+}

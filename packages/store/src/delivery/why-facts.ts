@@ -1,0 +1,124 @@
+import { sql } from 'kysely'
+import {
+  deliveryIdFor,
+  evolveDelivery,
+  evolveEndpoint,
+  type DeliveryRow,
+  type EndpointRow,
+  type FanoutVerdictInput,
+  type LedgerRecord,
+  type SchedulingEntry,
+} from '@hookledger/core'
+import type { Db } from '../database/database.js'
+
+const SCHEDULING_KINDS = ['delivery.retry_scheduled', 'delivery.snoozed', 'delivery.lease_busy', 'delivery.enqueued', 'delivery.redelivered']
+
+/**
+ * For the waiting ones among `deliveries`: the entry that last scheduled each, and their
+ * endpoints' leases — what `waitingReason` reads.
+ */
+export async function waitingFacts(
+  db: Db,
+  owner_id: string,
+  deliveries: readonly DeliveryRow[],
+): Promise<{ scheduledBy: Map<string, SchedulingEntry>; endpoints: Map<string, Pick<EndpointRow, 'busy_until' | 'busy_delivery_id'>> }> {
+  const waiting = deliveries.filter((d) => d.state === 'pending' || d.state === 'retryable')
+  if (waiting.length === 0) return { scheduledBy: new Map(), endpoints: new Map() }
+  const ids = waiting.map((d) => d.id)
+  const endpointIds = [...new Set(waiting.map((d) => d.endpoint_id))]
+  const [entries, endpoints] = await Promise.all([
+    sql<{ delivery_id: string } & SchedulingEntry>`
+      select distinct on (delivery_id) delivery_id, kind, payload from ledger
+      where delivery_id = any(${ids}::uuid[]) and owner_id = ${owner_id} and kind = any(${SCHEDULING_KINDS}::text[])
+      order by delivery_id, position desc
+    `.execute(db),
+    sql<{ id: string; busy_until: Date | null; busy_delivery_id: string | null }>`
+      select id, busy_until, busy_delivery_id from endpoints where id = any(${endpointIds}::uuid[]) and owner_id = ${owner_id}
+    `.execute(db),
+  ])
+  return {
+    scheduledBy: new Map(entries.rows.map((e) => [e.delivery_id, e])),
+    endpoints: new Map(endpoints.rows.map((e) => [e.id, e])),
+  }
+}
+
+export interface EventExplainFacts {
+  readonly event: { readonly id: string; readonly type: string; readonly published_at: Date } | null
+  readonly decision: (FanoutVerdictInput & { readonly decided_at: Date }) | null
+  readonly endpoints: {
+    readonly endpoint: EndpointRow
+    readonly at_decision: EndpointRow | null
+    readonly delivery: { id: string; state: DeliveryRow['state']; retired: boolean } | null
+    readonly delivery_id: string
+  }[]
+}
+
+/**
+ * What `events.explain` reads, all from the ledger but the endpoints' current rows: the event's
+ * `event.published` and `fanout.decided` entries (ledger_event_decisions_idx),
+ * each endpoint of the owner folded through its own entries up to the decision, and each
+ * delivery of the event (by the id derived from the pair; a retired one rebuilt from its
+ * entries). Purged endpoints are not among them.
+ */
+export async function eventExplainFacts(db: Db, owner_id: string, event_id: string): Promise<EventExplainFacts> {
+  const decisions = (
+    await sql<{ kind: string; position: string; occurred_at: Date; payload: Record<string, unknown> }>`
+      select kind, position, occurred_at, payload from ledger
+      where event_id = ${event_id} and owner_id = ${owner_id} and kind in ('event.published', 'fanout.decided')
+      order by position
+    `.execute(db)
+  ).rows
+  const published = decisions.find((r) => r.kind === 'event.published')
+  const decided = decisions.find((r) => r.kind === 'fanout.decided')
+  if (!published) return { event: null, decision: null, endpoints: [] }
+  const type = String(published.payload['type'])
+  const endpoints = (
+    await sql<EndpointRow>`select * from endpoints where owner_id = ${owner_id} order by created_at, id`.execute(db)
+  ).rows
+  const ids = endpoints.map((e) => e.id)
+  const endpointEntries = decided
+    ? (
+        await sql<LedgerRecord>`
+          select position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, payload, actor from ledger
+          where endpoint_id = any(${ids}::uuid[]) and delivery_id is null and position < ${decided.position}::bigint
+          order by position
+        `.execute(db)
+      ).rows
+    : []
+  const deliveryIds = endpoints.map((e) => deliveryIdFor(e.id, event_id))
+  const [live, logged] = await Promise.all([
+    sql<DeliveryRow>`select * from deliveries where id = any(${deliveryIds}::uuid[]) and owner_id = ${owner_id}`.execute(db),
+    sql<LedgerRecord>`
+      select position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, payload, actor from ledger
+      where delivery_id = any(${deliveryIds}::uuid[]) and owner_id = ${owner_id} order by position
+    `.execute(db),
+  ])
+  const liveById = new Map(live.rows.map((d) => [d.id, d]))
+  const foldedDeliveries = new Map<string, DeliveryRow | null>()
+  for (const e of logged.rows) foldedDeliveries.set(e.delivery_id!, evolveDelivery(foldedDeliveries.get(e.delivery_id!) ?? null, e))
+  const atDecision = new Map<string, EndpointRow | null>()
+  for (const e of endpointEntries) atDecision.set(e.endpoint_id!, evolveEndpoint(atDecision.get(e.endpoint_id!) ?? null, e))
+  return {
+    event: { id: event_id, type, published_at: published.occurred_at },
+    decision: decided
+      ? {
+          type,
+          matched: (decided.payload['matched'] as string[]) ?? [],
+          denied: (decided.payload['denied'] as { endpoint_id: string; reason: string }[]) ?? [],
+          skipped_internal: decided.payload['skipped_internal'] === true,
+          decided_at: decided.occurred_at,
+        }
+      : null,
+    endpoints: endpoints.map((endpoint, i) => {
+      const id = deliveryIds[i]!
+      const row = liveById.get(id) ?? null
+      const folded = row ?? foldedDeliveries.get(id) ?? null
+      return {
+        endpoint,
+        at_decision: atDecision.get(endpoint.id) ?? null,
+        delivery: folded ? { id, state: folded.state, retired: row === null } : null,
+        delivery_id: id,
+      }
+    }),
+  }
+}
