@@ -137,6 +137,20 @@ for (const pkg of Object.keys(ALLOWED)) {
   }
 }
 
+// A folder of more than MAX_FOLDER_FILES source files (tests and generated files not counted)
+// has more than one concept in it: split it.
+const MAX_FOLDER_FILES = 25
+const GENERATED = new Set(['api-types.ts'])
+const perFolder = new Map()
+for (const pkg of Object.keys(ALLOWED)) {
+  for (const file of walk(path.join(root, 'packages', pkg, 'src'))) {
+    if (/\.spec\.ts$/.test(file) || GENERATED.has(path.basename(file))) continue
+    const dir = path.relative(root, path.dirname(file))
+    perFolder.set(dir, (perFolder.get(dir) ?? 0) + 1)
+  }
+}
+for (const [dir, n] of perFolder) if (n > MAX_FOLDER_FILES) problems.push(`${dir}: ${n} source files (at most ${MAX_FOLDER_FILES}; split it by concept)`)
+
 // Import circles: a depth-first walk; a file met again while still on the path closes one
 // (each edge is walked once, so each circle is reported once).
 const state = new Map() // file → 'open' | 'done'
