@@ -140,7 +140,7 @@ for (const pkg of Object.keys(ALLOWED)) {
 // A folder of more than MAX_FOLDER_FILES source files (tests and generated files not counted)
 // has more than one concept in it: split it.
 const MAX_FOLDER_FILES = 25
-const GENERATED = new Set(['api-types.ts'])
+const GENERATED = new Set(['api-types.ts', 'schema.generated.ts'])
 const perFolder = new Map()
 for (const pkg of Object.keys(ALLOWED)) {
   for (const file of walk(path.join(root, 'packages', pkg, 'src'))) {

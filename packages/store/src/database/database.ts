@@ -1,9 +1,15 @@
 /**
- * Kysely table types, one interface per table, assembled into `Database`. Column types are what
- * `pg` returns: timestamptz → Date, bigint → string, bytea → Buffer, jsonb → parsed JSON.
+ * Kysely's `Database`: every table and view of the migrated schema, generated from it by
+ * kysely-codegen (`schema.generated.ts`; `npm run check` fails when it lags the migrations),
+ * with the tables the engine reads row by row narrowed by hand below — the projections' rows as
+ * core defines them, the ledger's and the events' JSON as objects. Each narrowed table must name
+ * exactly the generated table's columns (checked at compile time at the end of this file), so
+ * a migration that adds or drops one cannot pass unnoticed. Column types are what `pg` returns:
+ * timestamptz → Date, bigint → string, bytea → Buffer, jsonb → parsed JSON.
  */
 import type { ColumnType, Generated, Kysely, Transaction } from 'kysely'
 import type { AttemptRow, DeliveryRow, EndpointRow } from '@hookledger/core'
+import type { DB } from './schema.generated.js'
 
 export interface LedgerTable {
   position: Generated<string>
@@ -53,7 +59,8 @@ export interface EndpointQueueTable {
   ready_at: Date | null
 }
 
-export interface Database {
+/** The tables narrowed by hand; every other one is as generated. */
+interface NarrowedTables {
   ledger: LedgerTable
   events: EventsTable
   endpoints: EndpointsTable
@@ -62,6 +69,16 @@ export interface Database {
   endpoint_queue: EndpointQueueTable
   api_tokens: ApiTokensTable
 }
+
+export interface Database extends Omit<DB, keyof NarrowedTables>, NarrowedTables {}
+
+/** True when A and B name the same columns. */
+type SameColumns<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] extends [never, never] ? true : { missing: Exclude<keyof B, keyof A>; extra: Exclude<keyof A, keyof B> }
+type NarrowedAgree = { [T in keyof NarrowedTables]: SameColumns<NarrowedTables[T], DB[T]> }
+// A narrowed table that lost or gained a column against the schema fails to compile here,
+// naming the columns.
+const narrowedAgree: { [T in keyof NarrowedTables]: true } = {} as NarrowedAgree
+void narrowedAgree
 
 /** The database handle. */
 export type Db = Kysely<Database>
