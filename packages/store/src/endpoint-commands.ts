@@ -115,10 +115,14 @@ export async function endpointDelete(
   ctx: CommandContext,
   id: string,
 ): Promise<{ discarded: number } | null> {
-  const exists = await sql`
-    select 1 from endpoints where id = ${id}::uuid and owner_id = ${ctx.owner_id} and deleted_at is null
-  `.execute(trx)
-  if (exists.rows.length === 0) return null
+  const exists = await trx
+    .selectFrom('endpoints')
+    .select('id')
+    .where('id', '=', id)
+    .where('owner_id', '=', ctx.owner_id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst()
+  if (!exists) return null
   const waiting = (
     await sql<DeliveryRow>`
       select ${DELIVERY_ROW_COLUMNS} from delivery_states s join delivery_origins o on o.id = s.id

@@ -29,12 +29,24 @@ export const encodeDeliveryCursor = (row: { created_at: Date; id: string }): str
   encodeCursor([row.created_at.toISOString(), row.id])
 export const decodeDeliveryCursor = (cursor: string): [string, string] => decodeCursor(cursor)
 
+/**
+ * The ledger's columns a `LedgerRecord` has (all but `tx_id`). Rows read with them are cast to
+ * it: an entry's kind names its payload's shape, which the table's type cannot say.
+ */
+export const LEDGER_RECORD_COLUMNS = [
+  'position', 'occurred_at', 'owner_id', 'kind', 'endpoint_id', 'delivery_id', 'event_id', 'payload', 'actor',
+] as const satisfies readonly (keyof LedgerRecord)[]
+
 /** One live endpoint of this owner, or null (another owner's id looks exactly like a missing one). */
 export async function endpointGet(db: Db, owner_id: string, id: string): Promise<EndpointRow | null> {
-  const row = await sql<EndpointRow>`
-    select * from endpoints where id = ${id}::uuid and owner_id = ${owner_id} and deleted_at is null
-  `.execute(db)
-  return row.rows[0] ?? null
+  const row = await db
+    .selectFrom('endpoints')
+    .selectAll()
+    .where('id', '=', id)
+    .where('owner_id', '=', owner_id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst()
+  return row ?? null
 }
 
 /** The owner's live endpoints, oldest first. */
@@ -85,10 +97,8 @@ export async function deliveryList(
 
 /** One delivery of this owner, or null. */
 export async function deliveryGet(db: Db, owner_id: string, id: string): Promise<DeliveryRow | null> {
-  const rows = await sql<DeliveryRow>`
-    select * from deliveries where id = ${id}::uuid and owner_id = ${owner_id}
-  `.execute(db)
-  return rows.rows[0] ?? null
+  const row = await db.selectFrom('deliveries').selectAll().where('id', '=', id).where('owner_id', '=', owner_id).executeTakeFirst()
+  return row ?? null
 }
 
 /**
@@ -97,13 +107,14 @@ export async function deliveryGet(db: Db, owner_id: string, id: string): Promise
  * left: the retirement names it only in its payload, so it is not among these entries.
  */
 export async function deliveryFromLedger(db: Db, owner_id: string, id: string): Promise<DeliveryRow | null> {
-  const entries = (
-    await sql<LedgerRecord>`
-      select position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, payload, actor from ledger
-      where delivery_id = ${id}::uuid and owner_id = ${owner_id}
-      order by position
-    `.execute(db)
-  ).rows
+  const entries = await db
+    .selectFrom('ledger')
+    .select(LEDGER_RECORD_COLUMNS)
+    .where('delivery_id', '=', id)
+    .where('owner_id', '=', owner_id)
+    .orderBy('position')
+    .$castTo<LedgerRecord>()
+    .execute()
   return entries.reduce<DeliveryRow | null>((row, e) => evolveDelivery(row, e), null)
 }
 
@@ -121,20 +132,23 @@ export async function attemptList(
   owner_id: string,
   delivery_id: string,
 ): Promise<{ attempts: AttemptRow[]; runs: DeliveryRun[] }> {
-  const attempts = (
-    await sql<AttemptRow>`
-      select * from delivery_attempts where delivery_id = ${delivery_id}::uuid and owner_id = ${owner_id}
-      order by ledger_position
-    `.execute(db)
-  ).rows
+  const attempts = await db
+    .selectFrom('delivery_attempts')
+    .selectAll()
+    .where('delivery_id', '=', delivery_id)
+    .where('owner_id', '=', owner_id)
+    .orderBy('ledger_position')
+    .execute()
   const runs = (
-    await sql<{ kind: string; occurred_at: Date; actor: string; payload: Record<string, unknown> }>`
-      select kind, occurred_at, actor, payload from ledger
-      where delivery_id = ${delivery_id}::uuid and owner_id = ${owner_id}
-        and kind in ('delivery.enqueued', 'delivery.redelivered')
-      order by position
-    `.execute(db)
-  ).rows.map((r) => ({
+    await db
+      .selectFrom('ledger')
+      .select(['kind', 'occurred_at', 'actor', 'payload'])
+      .where('delivery_id', '=', delivery_id)
+      .where('owner_id', '=', owner_id)
+      .where('kind', 'in', ['delivery.enqueued', 'delivery.redelivered'])
+      .orderBy('position')
+      .execute()
+  ).map((r) => ({
     run: r.kind === 'delivery.enqueued' ? 1 : Number(r.payload['run']),
     started_at: r.occurred_at,
     actor: r.actor,

@@ -53,7 +53,7 @@ export async function accessCodePut(
         }),
       ],
     })
-    const code = (await sql<AccessCodeRow>`select * from access_codes where owner_id = ${ctx.owner_id} and id = ${input.id}`.execute(trx)).rows[0]!
+    const code = (await trx.selectFrom('access_codes').selectAll().where('owner_id', '=', ctx.owner_id).where('id', '=', input.id).executeTakeFirst())!
     return { row: code, created }
   })
 }
@@ -71,7 +71,7 @@ export async function accessCodeRevoke(
     if (!found) return null
     // Only the first revocation is a change worth an entry.
     if (found.revoked_at === null) await ledgerWrite(trx, { entries: [securityEntry('access_code.revoked', ctx, { access_code_id: id })] })
-    return (await sql<AccessCodeRow>`select * from access_codes where owner_id = ${ctx.owner_id} and id = ${id}`.execute(trx)).rows[0]!
+    return (await trx.selectFrom('access_codes').selectAll().where('owner_id', '=', ctx.owner_id).where('id', '=', id).executeTakeFirst())!
   })
 }
 
@@ -81,8 +81,6 @@ export async function accessCodeGet(
   owner_id: string,
   id: string,
 ): Promise<AccessCodeRow | null> {
-  const res = await sql<AccessCodeRow>`
-    select * from access_codes where owner_id = ${owner_id} and id = ${id}
-  `.execute(db)
-  return res.rows[0] ?? null
+  const row = await db.selectFrom('access_codes').selectAll().where('owner_id', '=', owner_id).where('id', '=', id).executeTakeFirst()
+  return row ?? null
 }

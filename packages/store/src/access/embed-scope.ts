@@ -35,9 +35,9 @@ export async function embedPut(
     ).rows[0]
     if (!code) return 'unknown_access_code'
     if (code.revoked_at !== null) return 'access_code_revoked'
-    const created = (await sql`select 1 from embeds where owner_id = ${ctx.owner_id} and id = ${input.id} for update`.execute(trx)).rows.length === 0
+    const created = (await sql<{ '?column?': number }>`select 1 from embeds where owner_id = ${ctx.owner_id} and id = ${input.id} for update`.execute(trx)).rows.length === 0
     await ledgerWrite(trx, { entries: [securityEntry('embed.put', ctx, { embed_id: input.id, access_code_id: input.access_code_id, created })] })
-    const row = (await sql<EmbedRow>`select * from embeds where owner_id = ${ctx.owner_id} and id = ${input.id}`.execute(trx)).rows[0]!
+    const row = (await trx.selectFrom('embeds').selectAll().where('owner_id', '=', ctx.owner_id).where('id', '=', input.id).executeTakeFirst())!
     return { row, created }
   })
 }
@@ -49,19 +49,23 @@ export async function embedDelete(
   id: string,
 ): Promise<EmbedRow | null> {
   return db.transaction().execute(async (trx) => {
-    const live = (await sql`select 1 from embeds where owner_id = ${ctx.owner_id} and id = ${id} and deleted_at is null for update`.execute(trx)).rows.length > 0
+    const live = (await sql<{ '?column?': number }>`select 1 from embeds where owner_id = ${ctx.owner_id} and id = ${id} and deleted_at is null for update`.execute(trx)).rows.length > 0
     if (!live) return null
     await ledgerWrite(trx, { entries: [securityEntry('embed.deleted', ctx, { embed_id: id })] })
-    return (await sql<EmbedRow>`select * from embeds where owner_id = ${ctx.owner_id} and id = ${id}`.execute(trx)).rows[0]!
+    return (await trx.selectFrom('embeds').selectAll().where('owner_id', '=', ctx.owner_id).where('id', '=', id).executeTakeFirst())!
   })
 }
 
 /** One live embed of this owner, or null (a deleted one reads as missing). */
 export async function embedGet(db: Db, owner_id: string, id: string): Promise<EmbedRow | null> {
-  const res = await sql<EmbedRow>`
-    select * from embeds where owner_id = ${owner_id} and id = ${id} and deleted_at is null
-  `.execute(db)
-  return res.rows[0] ?? null
+  const row = await db
+    .selectFrom('embeds')
+    .selectAll()
+    .where('owner_id', '=', owner_id)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst()
+  return row ?? null
 }
 
 /** The access code a live embed of this owner stands under, or null (no embed, deleted embed). */

@@ -30,10 +30,14 @@ export async function deliveryRedeliver(
   ).rows[0]
   if (!delivery) {
     // Retired (its entries are still in the ledger) or never ours.
-    const inLedger = await sql`
-      select 1 from ledger where delivery_id = ${id}::uuid and owner_id = ${ctx.owner_id} limit 1
-    `.execute(trx)
-    return { refused: inLedger.rows.length > 0 ? 'delivery_retired' : 'not_found' }
+    const inLedger = await trx
+      .selectFrom('ledger')
+      .select('delivery_id')
+      .where('delivery_id', '=', id)
+      .where('owner_id', '=', ctx.owner_id)
+      .limit(1)
+      .executeTakeFirst()
+    return { refused: inLedger ? 'delivery_retired' : 'not_found' }
   }
   const endpoint = (
     await sql<EndpointRow>`
@@ -43,10 +47,8 @@ export async function deliveryRedeliver(
   if (!endpoint) return { refused: 'not_found' }
   if (delivery.state !== 'completed' && delivery.state !== 'discarded') return { refused: 'delivery_in_progress' }
   if (!endpoint.enabled) return { refused: 'endpoint_disabled' }
-  const event = await sql`
-    select 1 from events where owner_id = ${ctx.owner_id} and id = ${delivery.event_id}
-  `.execute(trx)
-  if (event.rows.length === 0) return { refused: 'event_pruned' }
+  const event = await trx.selectFrom('events').select('id').where('owner_id', '=', ctx.owner_id).where('id', '=', delivery.event_id).executeTakeFirst()
+  if (!event) return { refused: 'event_pruned' }
   const { deliveries } = await ledgerWrite(trx, {
     base: { deliveries: [delivery] },
     entries: [

@@ -1,4 +1,4 @@
-import { sql } from 'kysely'
+import type { ExpressionBuilder } from 'kysely'
 import {
   deliveryIdFor,
   evolveDelivery,
@@ -9,9 +9,13 @@ import {
   type LedgerRecord,
   type SchedulingEntry,
 } from '@hookledger/core'
-import type { Db } from '../database/database.js'
+import type { Database, Db } from '../database/database.js'
+import { LEDGER_RECORD_COLUMNS } from '../read-models.js'
 
 const SCHEDULING_KINDS = ['delivery.retry_scheduled', 'delivery.snoozed', 'delivery.lease_busy', 'delivery.enqueued', 'delivery.redelivered']
+
+/** `= any(array)`: the list travels as one parameter, and an empty one matches nothing (`in ()` is a syntax error). */
+const anyOf = <T>(values: readonly T[]) => (eb: ExpressionBuilder<Database, keyof Database>) => eb.fn.any(eb.val(values))
 
 /**
  * For the waiting ones among `deliveries`: the entry that last scheduled each, and their
@@ -27,18 +31,27 @@ export async function waitingFacts(
   const ids = waiting.map((d) => d.id)
   const endpointIds = [...new Set(waiting.map((d) => d.endpoint_id))]
   const [entries, endpoints] = await Promise.all([
-    sql<{ delivery_id: string } & SchedulingEntry>`
-      select distinct on (delivery_id) delivery_id, kind, payload from ledger
-      where delivery_id = any(${ids}::uuid[]) and owner_id = ${owner_id} and kind = any(${SCHEDULING_KINDS}::text[])
-      order by delivery_id, position desc
-    `.execute(db),
-    sql<{ id: string; busy_until: Date | null; busy_delivery_id: string | null }>`
-      select id, busy_until, busy_delivery_id from endpoints where id = any(${endpointIds}::uuid[]) and owner_id = ${owner_id}
-    `.execute(db),
+    db
+      .selectFrom('ledger')
+      .distinctOn('delivery_id')
+      .select(['delivery_id', 'kind', 'payload'])
+      .where('delivery_id', '=', anyOf(ids))
+      .where('owner_id', '=', owner_id)
+      .where('kind', '=', anyOf(SCHEDULING_KINDS))
+      .orderBy('delivery_id')
+      .orderBy('position', 'desc')
+      .$castTo<{ delivery_id: string } & SchedulingEntry>()
+      .execute(),
+    db
+      .selectFrom('endpoints')
+      .select(['id', 'busy_until', 'busy_delivery_id'])
+      .where('id', '=', anyOf(endpointIds))
+      .where('owner_id', '=', owner_id)
+      .execute(),
   ])
   return {
-    scheduledBy: new Map(entries.rows.map((e) => [e.delivery_id, e])),
-    endpoints: new Map(endpoints.rows.map((e) => [e.id, e])),
+    scheduledBy: new Map(entries.map((e) => [e.delivery_id, e])),
+    endpoints: new Map(endpoints.map((e) => [e.id, e])),
   }
 }
 
@@ -61,41 +74,46 @@ export interface EventExplainFacts {
  * entries). Purged endpoints are not among them.
  */
 export async function eventExplainFacts(db: Db, owner_id: string, event_id: string): Promise<EventExplainFacts> {
-  const decisions = (
-    await sql<{ kind: string; position: string; occurred_at: Date; payload: Record<string, unknown> }>`
-      select kind, position, occurred_at, payload from ledger
-      where event_id = ${event_id} and owner_id = ${owner_id} and kind in ('event.published', 'fanout.decided')
-      order by position
-    `.execute(db)
-  ).rows
+  const decisions = await db
+    .selectFrom('ledger')
+    .select(['kind', 'position', 'occurred_at', 'payload'])
+    .where('event_id', '=', event_id)
+    .where('owner_id', '=', owner_id)
+    .where('kind', 'in', ['event.published', 'fanout.decided'])
+    .orderBy('position')
+    .execute()
   const published = decisions.find((r) => r.kind === 'event.published')
   const decided = decisions.find((r) => r.kind === 'fanout.decided')
   if (!published) return { event: null, decision: null, endpoints: [] }
   const type = String(published.payload['type'])
-  const endpoints = (
-    await sql<EndpointRow>`select * from endpoints where owner_id = ${owner_id} order by created_at, id`.execute(db)
-  ).rows
+  const endpoints = await db.selectFrom('endpoints').selectAll().where('owner_id', '=', owner_id).orderBy('created_at').orderBy('id').execute()
   const ids = endpoints.map((e) => e.id)
   const endpointEntries = decided
-    ? (
-        await sql<LedgerRecord>`
-          select position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, payload, actor from ledger
-          where endpoint_id = any(${ids}::uuid[]) and delivery_id is null and position < ${decided.position}::bigint
-          order by position
-        `.execute(db)
-      ).rows
+    ? await db
+        .selectFrom('ledger')
+        .select(LEDGER_RECORD_COLUMNS)
+        .where('endpoint_id', '=', anyOf(ids))
+        .where('delivery_id', 'is', null)
+        .where('position', '<', decided.position)
+        .orderBy('position')
+        .$castTo<LedgerRecord>()
+        .execute()
     : []
   const deliveryIds = endpoints.map((e) => deliveryIdFor(e.id, event_id))
   const [live, logged] = await Promise.all([
-    sql<DeliveryRow>`select * from deliveries where id = any(${deliveryIds}::uuid[]) and owner_id = ${owner_id}`.execute(db),
-    sql<LedgerRecord>`
-      select position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, payload, actor from ledger
-      where delivery_id = any(${deliveryIds}::uuid[]) and owner_id = ${owner_id} order by position
-    `.execute(db),
+    db.selectFrom('deliveries').selectAll().where('id', '=', anyOf(deliveryIds)).where('owner_id', '=', owner_id).execute(),
+    db
+      .selectFrom('ledger')
+      .select(LEDGER_RECORD_COLUMNS)
+      .where('delivery_id', '=', anyOf(deliveryIds))
+      .where('owner_id', '=', owner_id)
+      .orderBy('position')
+      .$castTo<LedgerRecord>()
+      .execute(),
   ])
-  const liveById = new Map(live.rows.map((d) => [d.id, d]))
+  const liveById = new Map(live.map((d) => [d.id, d]))
   const foldedDeliveries = new Map<string, DeliveryRow | null>()
-  for (const e of logged.rows) foldedDeliveries.set(e.delivery_id!, evolveDelivery(foldedDeliveries.get(e.delivery_id!) ?? null, e))
+  for (const e of logged) foldedDeliveries.set(e.delivery_id!, evolveDelivery(foldedDeliveries.get(e.delivery_id!) ?? null, e))
   const atDecision = new Map<string, EndpointRow | null>()
   for (const e of endpointEntries) atDecision.set(e.endpoint_id!, evolveEndpoint(atDecision.get(e.endpoint_id!) ?? null, e))
   return {
