@@ -4,10 +4,11 @@ import { deliveryPage } from './delivery.js'
 import { DELIVERIES_PATH, deliveriesLogPage } from './deliveries-log.js'
 import { eventExplainPage } from './event-explain.js'
 import { endpointPage } from './endpoint.js'
+import { newEndpointPage } from './endpoint-new.js'
 import { navigate, startRouter } from './router.js'
 import { SIGN_IN_PATH, signInPage } from './sign-in.js'
 import { asProblem, fill, flash, h, pageHeading, problemAlert } from './ui.js'
-import { WEBHOOKS_PATH, newEndpointPage, webhooksPage } from './webhooks.js'
+import { WEBHOOKS_PATH, webhooksPage } from './webhooks.js'
 
 const routes = [
   { pattern: /^\/ui\/sign-in$/, page: signInPage, public: true },

@@ -22,36 +22,35 @@ import { resendButton } from './delivery-actions.js'
 const FINAL_STATES = new Set(['completed', 'discarded'])
 const REFRESH_MS = 2000
 
+/** Integrations › Webhooks › (its endpoint) › Delivery. */
+const deliveryCrumbs = (endpointId) =>
+  breadcrumbs(
+    ['Integrations', WEBHOOKS_PATH],
+    ['Webhooks', WEBHOOKS_PATH],
+    ...(endpointId ? [['Endpoint', endpointPagePath(endpointId)]] : []),
+    ['Delivery'],
+  )
+
+/** A delivery that could not be read: gone (404, e.g. its endpoint was deleted) or a problem. */
+function showDeliveryUnreadable(main, err) {
+  fill(
+    main,
+    deliveryCrumbs(null),
+    pageHeading(err.status === 404 ? 'Delivery not found' : 'Delivery'),
+    err.status === 404
+      ? h('p', {}, 'It may belong to a deleted endpoint. ', h('a', { href: WEBHOOKS_PATH }, 'Back to Webhooks'), '.')
+      : problemAlert(err, 'Could not load the delivery.'),
+  )
+}
+
 export async function deliveryPage({ main, params: [id], signal }) {
   document.title = 'Delivery · hookledger admin'
-  const crumbs = (endpointId) =>
-    breadcrumbs(
-      ['Integrations', WEBHOOKS_PATH],
-      ['Webhooks', WEBHOOKS_PATH],
-      ...(endpointId ? [['Endpoint', endpointPagePath(endpointId)]] : []),
-      ['Delivery'],
-    )
-  const load = () =>
-    api('GET', `/api/admin/deliveries/${encodeURIComponent(id)}/attempts`, { signal })
+  const load = () => api('GET', `/api/admin/deliveries/${encodeURIComponent(id)}/attempts`, { signal })
   let answer
   try {
     answer = await load()
   } catch (err) {
-    if (signal.aborted) return
-    fill(
-      main,
-      crumbs(null),
-      pageHeading(err.status === 404 ? 'Delivery not found' : 'Delivery'),
-      err.status === 404
-        ? h(
-            'p',
-            {},
-            'It may belong to a deleted endpoint. ',
-            h('a', { href: WEBHOOKS_PATH }, 'Back to Webhooks'),
-            '.',
-          )
-        : problemAlert(err, 'Could not load the delivery.'),
-    )
+    if (!signal.aborted) showDeliveryUnreadable(main, err)
     return
   }
   const content = h('div')
@@ -70,12 +69,7 @@ export async function deliveryPage({ main, params: [id], signal }) {
     )
   const { delivery } = answer
   document.title = `Delivery of ${delivery.event_type} · hookledger admin`
-  fill(
-    main,
-    crumbs(delivery.endpoint_id),
-    pageHeading('Delivery of ', h('code', {}, delivery.event_type)),
-    content,
-  )
+  fill(main, deliveryCrumbs(delivery.endpoint_id), pageHeading('Delivery of ', h('code', {}, delivery.event_type)), content)
   render()
 
   // Until the delivery is settled, new attempts keep arriving.

@@ -9,6 +9,20 @@ import { clearFieldErrors, fill, h, problemAlert, showFieldError } from './ui.js
  * `onClose()` is called on save and on cancel.
  */
 export function endpointEditForm(endpoint, { signal, onSaved, onClose }) {
+  const controls = editControls(endpoint)
+  const notice = h('div')
+  const save = h('button', { type: 'submit', class: 'button' }, 'Save changes')
+  const form = editFormMarkup(controls, notice, save, onClose)
+  form.addEventListener(
+    'submit',
+    saveEdit(form, controls, { endpoint, notice, save, signal, onSaved, onClose }),
+  )
+  loadEditEventTypes(endpoint, controls, signal)
+  return form
+}
+
+/** The form's controls, filled from `endpoint` (its event types once the catalog is in). */
+function editControls(endpoint) {
   const url = h('input', { id: 'edit-endpoint-url', name: 'url', type: 'url', required: true, maxlength: '2048', autocomplete: 'off', value: endpoint.url })
   const description = h('input', { id: 'edit-endpoint-description', name: 'description', type: 'text', maxlength: '1000', autocomplete: 'off', value: endpoint.description })
   const globs = h('input', { id: 'edit-endpoint-globs', name: 'globs', type: 'text', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'edit-endpoint-globs-hint' })
@@ -19,9 +33,12 @@ export function endpointEditForm(endpoint, { signal, onSaved, onClose }) {
     h('legend', {}, 'Event types'),
     typesBox,
   )
-  const notice = h('div')
-  const save = h('button', { type: 'submit', class: 'button' }, 'Save changes')
-  const form = h(
+  return { url, description, globs, typesBox, typesFieldset }
+}
+
+/** The form itself: the fields with their labels and hints, the notice, Save and Cancel. */
+function editFormMarkup({ url, description, globs, typesFieldset }, notice, save, onClose) {
+  return h(
     'form',
     { class: 'card edit-form', novalidate: true, 'aria-labelledby': 'edit-endpoint-heading' },
     h('h3', { id: 'edit-endpoint-heading' }, 'Edit endpoint'),
@@ -43,8 +60,15 @@ export function endpointEditForm(endpoint, { signal, onSaved, onClose }) {
       h('button', { type: 'button', class: 'button secondary', onclick: () => onClose() }, 'Cancel'),
     ),
   )
+}
 
-  form.addEventListener('submit', async (event) => {
+/**
+ * The submit handler: checked here first (a URL, at least one type), then saved; a problem
+ * the server pins on a field is shown under that field.
+ */
+function saveEdit(form, controls, { endpoint, notice, save, signal, onSaved, onClose }) {
+  const { url, description, globs, typesBox, typesFieldset } = controls
+  return async (event) => {
     event.preventDefault()
     clearFieldErrors(form)
     notice.replaceChildren()
@@ -81,9 +105,11 @@ export function endpointEditForm(endpoint, { signal, onSaved, onClose }) {
     } finally {
       save.disabled = false
     }
-  })
+  }
+}
 
-  // The catalog's exact types are ticked; any other glob stays typed.
+/** The catalog's exact types are ticked; any other glob stays typed. */
+function loadEditEventTypes(endpoint, { globs, typesBox }, signal) {
   void api('GET', '/api/admin/webhooks/event_types', { signal }).then(
     (types) => {
       const known = new Set(types.data.map((t) => t.type))
@@ -96,5 +122,4 @@ export function endpointEditForm(endpoint, { signal, onSaved, onClose }) {
       fill(typesBox, problemAlert(err, 'Could not load the event types; edit them as globs below.'))
     },
   )
-  return form
 }
