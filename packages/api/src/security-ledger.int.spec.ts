@@ -29,7 +29,7 @@ describe('tokens, access codes and embeds are ledgered', () => {
       { kind: 'token.issued', owner_id: 'acme', actor: 'operator', payload: { token_id: id, scopes: ['publish'], label: 'ci' } },
       { kind: 'token.revoked', owner_id: 'acme', actor: 'operator', payload: { token_id: id } },
     ])
-    const all = JSON.stringify(await sql`select payload from ledger`.execute(database.db))
+    const all = JSON.stringify(await sql<{ payload: Record<string, unknown> }>`select payload from ledger`.execute(database.db))
     expect(all).not.toContain(token)
   })
 

@@ -1,4 +1,3 @@
-import { sql } from 'kysely'
 import type { Db } from '@hookledger/store'
 
 /**
@@ -6,6 +5,6 @@ import type { Db } from '@hookledger/store'
  * process must hold, or have been handed over to (ledger-keys.ts).
  */
 export async function lastCheckpointKeyId(db: Db): Promise<string | null> {
-  const { rows } = await sql<{ key_id: string }>`select key_id from ledger_checkpoints order by seq desc limit 1`.execute(db)
-  return rows[0]?.key_id ?? null
+  const row = await db.selectFrom('ledger_checkpoints').select('key_id').orderBy('seq', 'desc').limit(1).executeTakeFirst()
+  return row?.key_id ?? null
 }

@@ -1,6 +1,5 @@
 import { createServer, type IncomingMessage } from 'node:http'
 import { parseArgs } from 'node:util'
-import { sql } from 'kysely'
 import { Webhook } from 'standardwebhooks'
 import { createSecretBox } from '@hookledger/core'
 import type { CliIo } from '@hookledger/cli'
@@ -65,10 +64,14 @@ export async function listenCommand(config: Config, argv: string[], io: CliIo): 
 
   const secretsFor = async (url: string): Promise<{ endpoint_id: string; secrets: string[] } | null> => {
     if (!database || !box) return { endpoint_id: '(--secret)', secrets: given }
-    const { rows } = await sql<{ id: string; secret_sealed: Uint8Array; prev_secret_sealed: Uint8Array | null; prev_secret_expires_at: Date | null }>`
-      select id, secret_sealed, prev_secret_sealed, prev_secret_expires_at from endpoints where url = ${url} and deleted_at is null order by created_at desc limit 1
-    `.execute(database.db)
-    const e = rows[0]
+    const e = await database.db
+      .selectFrom('endpoints')
+      .select(['id', 'secret_sealed', 'prev_secret_sealed', 'prev_secret_expires_at'])
+      .where('url', '=', url)
+      .where('deleted_at', 'is', null)
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .executeTakeFirst()
     if (!e) return null
     const secrets = [box.open(e.secret_sealed)]
     if (e.prev_secret_sealed && e.prev_secret_expires_at && e.prev_secret_expires_at > new Date()) secrets.push(box.open(e.prev_secret_sealed))
