@@ -71,7 +71,11 @@ const FILES_ALLOWED = {
 }
 
 /** Folders held to core's purity inside a package that has I/O elsewhere: no I/O, no database parts. */
-const PURE_FOLDERS = { 'packages/ledger/src/proof': [/^@hookledger\/store/, /\/database\//] }
+const PURE_FOLDERS = {
+  'packages/ledger/src/proof': [/^@hookledger\/store/, /\/database\//],
+  'packages/ledger/src/log': [/^@hookledger\/store/, /\/database\//],
+  'packages/ledger/src/tree': [/^@hookledger\/store/, /\/database\//],
+}
 
 /** Where reading process.env is allowed (the composition root, test/bench setup). */
 const ENV_ALLOWED = new Set(['server', 'testkit'])
