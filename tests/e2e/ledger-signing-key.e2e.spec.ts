@@ -65,7 +65,7 @@ describe('the ledger signing key lives only where sealing runs', () => {
       expect(refused.headers.get('content-type')).toBe('application/problem+json')
       expect(await refused.json()).toMatchObject({ code: 'signing_key_unavailable' })
       const key = await fetch(`${serve.url}/api/operator/ledger/public_key`, { headers: auth })
-      expect(await key.json()).toMatchObject({ public_key: publicKey, key_id: keyId, checkpoints: 1 })
+      expect(await key.json()).toMatchObject({ vkey: publicKey, key_id: keyId, checkpoints: 1 })
     } finally {
       process.kill(serve.pid, 'SIGTERM')
       expect(await serve.exit, serve.output()).toBe(0)

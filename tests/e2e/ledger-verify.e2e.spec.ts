@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { sql } from 'kysely'
@@ -48,7 +48,11 @@ describe('ledger checkpoint / verify / export / public-key, through the real CLI
 
     // An export, checked with the public key alone.
     const publicKey = (await runInProcess(['ledger', 'public-key'], env)).stdout.trim()
-    expect(publicKey).toMatch(/^hlpk_/)
+    // The log's verifier key (vkey): <origin>+<key id>+<base64(0x01 ‖ key)>, what any note verifier takes.
+    expect(publicKey).toMatch(/^[^+\s]+\+[0-9a-f]{8}\+[A-Za-z0-9+/]+=*$/)
+    const described = JSON.parse((await runInProcess(['ledger', 'public-key', '--json'], env)).stdout) as { vkey: string; origin: string; key_id: string; public_key: string }
+    expect(described).toMatchObject({ vkey: publicKey, key_id: publicKey.split('+')[1] })
+    expect(described.public_key).toMatch(/^hlpk_/)
     const exported = await runInProcess(['ledger', 'export'], env)
     const exportFile = path.join(dir, 'ledger.jsonl')
     writeFileSync(exportFile, exported.stdout)
@@ -70,6 +74,20 @@ describe('ledger checkpoint / verify / export / public-key, through the real CLI
     writeFileSync(receiptFile, readFileSync(receiptFile, 'utf8').replace('"status_code": 503', '"status_code": 200'))
     expect(readFileSync(receiptFile, 'utf8')).toContain('"status_code": 200')
     expect((await runInProcess(['ledger', 'verify', '--receipt', receiptFile, '--public-key', publicKey], env)).code).toBe(1)
+    // The same rows as .tlog-proof files, each checkable on its own; exit 3 while rows are unsealed.
+    const proofs = path.join(dir, 'receipt')
+    const written = await runInProcess(['ledger', 'receipt', '--delivery', delivery.id, '--out', proofs], env)
+    expect([0, 3], written.stdout + written.stderr).toContain(written.code)
+    const files = readdirSync(proofs).filter((f) => f.endsWith('.tlog-proof'))
+    expect(files.length).toBeGreaterThan(1)
+    expect(readFileSync(path.join(proofs, files[0]!), 'utf8')).toMatch(/^c2sp\.org\/tlog-proof@v1\nextra [A-Za-z0-9+/=]+\nindex \d+\n/)
+    const dirProven = await runCli(['ledger', 'verify', '--receipt', proofs, '--public-key', described.public_key], { ...env, DATABASE_URL: 'postgres://nowhere.invalid/x' })
+    expect(dirProven.code, dirProven.stdout + dirProven.stderr).toBe(0)
+    expect(dirProven.stdout).toContain(`receipt intact: ${files.length} rows proven`)
+    const one = path.join(proofs, files[0]!)
+    writeFileSync(one, readFileSync(one, 'utf8').replace(/\nindex (\d+)\n/, (_m, i: string) => `\nindex ${Number(i) + 1}\n`))
+    expect((await runInProcess(['ledger', 'verify', '--receipt', one, '--public-key', publicKey], env)).code).toBe(1)
+    expect((await runInProcess(['ledger', 'receipt', '--delivery', 'not-a-uuid', '--out', proofs], env)).code).toBe(2)
     const foreign = await runInProcess(['op', 'webhooks.receipt', '--owner', 'globex', '--json', JSON.stringify({ id: delivery.id })], env)
     expect(foreign.code).toBe(1)
     expect(foreign.stderr).toContain('not_found')

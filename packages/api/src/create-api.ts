@@ -12,6 +12,7 @@ import {
   type Operation,
 } from '@hookledger/ops'
 import { bearerPrincipal, createInstrumentRoutes, unauthorized, type ApiInstruments } from './instrument-routes.js'
+import { createLogRoutes } from './log-routes.js'
 import { buildOpenApi } from './openapi.js'
 import { PROBLEM_STATUS } from './problem-status.js'
 import { problem } from './problem.js'
@@ -23,6 +24,8 @@ export interface ApiOptions {
   readonly deps: OpDeps
   readonly operations?: readonly Operation[]
   readonly instruments?: ApiInstruments
+  /** Serve the transparency log's checkpoint and tiles at `/log/…` (default true; HOOKLEDGER_LOG_TILES=off). */
+  readonly logTiles?: boolean
 }
 
 /** `op` names the operation a request reached, for the request log line. */
@@ -124,6 +127,11 @@ export function createApi(options: ApiOptions): Hono<Env> {
   const instrumentRoutes = createInstrumentRoutes({ db: deps.db, instruments: options.instruments })
   app.route('/', instrumentRoutes.app)
   for (const path of instrumentRoutes.paths) routes.push({ method: 'GET', pattern: pathPattern(path) })
+  if (options.logTiles !== false) {
+    const logRoutes = createLogRoutes(deps.db)
+    app.route('/', logRoutes.app)
+    for (const path of logRoutes.paths) routes.push({ method: 'GET', pattern: pathPattern(path.replace('*', '.*')) })
+  }
   // The operations are fixed once the app is built: the document is built on first request, then kept.
   let openApi: ReturnType<typeof buildOpenApi> | undefined
   app.get('/api/openapi.json', (c) => c.json((openApi ??= buildOpenApi(operations))))

@@ -1,3 +1,5 @@
 export * from './commands.js'
 export * from './ledger-chain-commands.js'
 export * from './ledger-lifecycle-commands.js'
+export * from './ledger-receipt-commands.js'
+export * from './ledger-exit-codes.js'

@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs'
 import {
   LedgerExportVerifier,
   parseLedgerPublicKey,
-  verifyLedgerReceipt,
+  parseGivenLedgerKey,
+  ledgerVerifierKey,
   type ChainProblem,
-  type LedgerReceipt,
+  type GivenLedgerKey,
   type LedgerKeyHandOver,
   type LedgerSigningKey,
   ledgerFileLines,
@@ -15,11 +16,10 @@ import {
 } from '@hookledger/ledger'
 import { type Db } from '@hookledger/store'
 import { snapshotTamperedLine, type CliIo } from './commands.js'
+import { verifyReceiptFile } from './ledger-receipt-commands.js'
 
-/** Exit codes of the ledger's evidence commands. */
-export const INTACT = 0
-export const TAMPERED = 1
-export const USAGE = 2
+import { INTACT, TAMPERED, USAGE } from './ledger-exit-codes.js'
+export { INTACT, TAMPERED, UNPROVEN, USAGE } from './ledger-exit-codes.js'
 
 const problemLine = (p: ChainProblem) =>
   `TAMPERED ${p.kind}${p.position !== null ? ` at position ${p.position}` : ''}${p.checkpoint !== null ? ` (checkpoint ${p.checkpoint})` : ''}: ${p.detail}`
@@ -47,13 +47,25 @@ export async function ledgerCheckpointCommand(db: Db, io: CliIo, args: { key: Le
   return INTACT
 }
 
-/** `ledger public-key`: the key anyone verifies checkpoints, exports and receipts with. */
-export function ledgerPublicKeyCommand(io: CliIo, args: { publicKey: string | undefined }) {
+/**
+ * `ledger public-key`: the key anyone verifies checkpoints, exports and receipts with, as the
+ * log's verifier key (`<origin>+<key id>+<base64(0x01 ‖ key)>`, what any C2SP note verifier
+ * takes); `--json` adds the origin, the key id and the `hlpk_` form.
+ */
+export function ledgerPublicKeyCommand(io: CliIo, args: { publicKey: string | undefined; origin: string | null; json?: boolean | undefined }) {
   if (args.publicKey === undefined) {
     io.err('no ledger signing key in this data dir yet: the first process that seals makes one')
     return USAGE
   }
-  io.out(args.publicKey)
+  if (args.origin === null) {
+    // Before the log has a name (nothing has started against this database yet), only the raw key.
+    if (args.json) io.out(JSON.stringify({ vkey: null, origin: null, key_id: null, public_key: args.publicKey }))
+    else io.out(args.publicKey)
+    return INTACT
+  }
+  const vkey = ledgerVerifierKey(args.origin, args.publicKey)
+  if (args.json) io.out(JSON.stringify({ vkey, origin: args.origin, key_id: vkey.split('+')[1], public_key: args.publicKey }))
+  else io.out(vkey)
   return INTACT
 }
 
@@ -101,6 +113,8 @@ export async function ledgerVerifyCommand(
     receipt?: string | undefined
     'public-key'?: string | undefined
     'chain-only'?: boolean | undefined
+    /** A checkpoint note file saved earlier: the log's tree must extend it. */
+    since?: string | undefined
     full?: boolean | undefined
     json?: boolean | undefined
     /** Key hand-overs (rotate-key): checkpoints of the keys before and after the trusted one verify too. */
@@ -108,13 +122,15 @@ export async function ledgerVerifyCommand(
   },
 ): Promise<number> {
   let publicKey: Uint8Array
+  let trusted: GivenLedgerKey
   try {
     const text = args['public-key'] ?? args.defaultPublicKey
     if (!text) {
       io.err(db ? '--public-key is required: this data dir knows no public key for the ledger\'s latest checkpoint' : '--public-key is required to verify a file or a receipt')
       return USAGE
     }
-    publicKey = parseLedgerPublicKey(text)
+    trusted = parseGivenLedgerKey(text)
+    publicKey = trusted.publicKey
   } catch (err) {
     io.err(`--public-key: ${(err as Error).message}`)
     return USAGE
@@ -123,7 +139,7 @@ export async function ledgerVerifyCommand(
     io.err('verify either --file or --receipt, not both')
     return USAGE
   }
-  if (args.receipt) return verifyReceiptFile(io, args.receipt, publicKey, args.json)
+  if (args.receipt) return verifyReceiptFile(io, args.receipt, trusted, args.json)
   if (args.file) return verifyExportFile(io, args.file, publicKey, args.json)
   if (!db) {
     io.err('no database to verify')
@@ -132,21 +148,33 @@ export async function ledgerVerifyCommand(
   const open = await db()
   try {
     const tick = progress(io)
-    const { ok, chain, replay } = await ledgerVerify(open.db, {
+    let since: string | undefined
+    if (args.since !== undefined) {
+      try {
+        since = readFileSync(args.since, 'utf8')
+      } catch (err) {
+        io.err(`--since: cannot read ${args.since}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+        return USAGE
+      }
+    }
+    const { ok, chain, tree, replay } = await ledgerVerify(open.db, {
       publicKey,
+      since,
       ...(args.handOvers ? { handOvers: args.handOvers } : {}),
       full: args.full === true,
       chainOnly: args['chain-only'] === true,
       onProgress: (p) => tick(`chain: ${p.rows} rows, ${p.checkpoints} checkpoints`),
     })
     const snapshotOk = replay?.snapshot?.digestMatches ?? true
-    if (args.json) io.out(JSON.stringify({ ok, chain, replay }))
+    if (args.json) io.out(JSON.stringify({ ok, chain, tree, replay }))
     else {
       io.out(`chain: ${chain.rows} rows ${startText(chain.start, chain.headerOnly)}(${chain.sealedRows} sealed in ${chain.checkpoints - chain.headerOnly} checkpoints, ${chain.unsealedRows} not sealed yet) in ${chain.ms} ms`)
       for (const p of chain.problems) io.out(problemLine(p))
       if (chain.problemsOmitted > 0) io.out(`… and ${chain.problemsOmitted} more problems`)
       if (chain.ok) io.out('chain intact: every row and checkpoint verifies')
       else io.out(`first bad position: ${chain.firstBadPosition ?? '-'}`)
+      for (const p of tree.problems) io.out(`TAMPERED tree ${p.kind}${p.size !== null ? ` at size ${p.size}` : ''}: ${p.detail}`)
+      if (tree.ok) io.out(`tree intact: log ${tree.origin ?? '-'} of ${tree.size} rows; ${tree.leavesChecked} leaves checked against their rows, ${tree.checkpointsProven} checkpoints proven prefixes of it${since ? ', and so is the saved one' : ''}`)
       if (replay) {
         if (!snapshotOk) io.out(snapshotTamperedLine(replay.snapshot!))
         for (const d of replay.differences) io.out(`DIFF ${d.table} ${d.key}: ${d.kind}${d.columns.length ? ` (${d.columns.join(', ')})` : ''}`)
@@ -188,23 +216,6 @@ async function verifyExportFile(io: CliIo, file: string, publicKey: Uint8Array, 
     for (const p of result.problems) io.out(problemLine(p))
     if (result.problemsOmitted > 0) io.out(`… and ${result.problemsOmitted} more problems`)
     io.out(result.ok ? 'export intact: every row and checkpoint verifies with this key' : `first bad position: ${result.firstBadPosition ?? '-'}`)
-  }
-  return result.ok ? INTACT : TAMPERED
-}
-
-function verifyReceiptFile(io: CliIo, file: string, publicKey: Uint8Array, json: boolean | undefined): number {
-  let receipt: LedgerReceipt
-  try {
-    receipt = JSON.parse(readFileSync(file, 'utf8')) as LedgerReceipt
-  } catch (err) {
-    io.err(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
-    return USAGE
-  }
-  const result = verifyLedgerReceipt(receipt, publicKey)
-  if (json) io.out(JSON.stringify(result))
-  else {
-    for (const p of result.problems) io.out(`TAMPERED ${p}`)
-    io.out(result.ok ? `receipt intact: ${result.proven} entries proven against signed checkpoints, ${result.unsealed} not sealed yet` : 'receipt does not verify')
   }
   return result.ok ? INTACT : TAMPERED
 }

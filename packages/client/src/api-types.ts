@@ -78,7 +78,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A delivery's ledger entries with inclusion proofs into signed checkpoints: verifiable offline with the ledger's public key */
+        /** A delivery's ledger entries, each sealed one as a C2SP tlog-proof (its canonical row bytes in `extra`) into the log's signed checkpoint: verifiable offline with the log's vkey by any tlog-proof verifier */
         get: operations["webhooks.receipt"];
         put?: never;
         post?: never;
@@ -984,38 +984,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        checkpoints: {
-                            chain_hash: string;
-                            count: number;
-                            created_at: string;
-                            first: {
-                                position: string;
-                                tx_id: string;
-                            } | null;
-                            key_id: string;
-                            last: {
-                                position: string;
-                                tx_id: string;
-                            } | null;
-                            merkle_root: string;
-                            prev_checkpoint_hash: string;
-                            seq: number;
-                            signature: string;
-                            snapshot?: {
-                                before_position: string;
-                                deliveries: number;
-                                digest: string;
-                                endpoints: number;
-                                horizon: string;
-                                seq: number;
-                            } | null;
-                            total: number;
-                        }[];
                         delivery_id: string;
                         entries: {
-                            checkpoint_seq: number;
                             leaf_index: number;
-                            proof: string[];
                             row: {
                                 actor: string;
                                 delivery_id: string | null;
@@ -1028,11 +999,25 @@ export interface operations {
                                 position: string;
                                 tx_id: string;
                             };
-                            tree_size: number;
+                            tlog_proof: string;
                         }[];
                         /** @constant */
-                        format: "hookledger.receipt.v1";
+                        format: "hookledger.receipt.v2";
+                        origin: string | null;
                         public_key: string;
+                        tree_size: number;
+                        unprovable: {
+                            actor: string;
+                            delivery_id: string | null;
+                            endpoint_id: string | null;
+                            event_id: string | null;
+                            kind: string;
+                            occurred_at: string;
+                            owner_id: string;
+                            payload: unknown;
+                            position: string;
+                            tx_id: string;
+                        }[];
                         unsealed: {
                             actor: string;
                             delivery_id: string | null;
@@ -1045,6 +1030,7 @@ export interface operations {
                             position: string;
                             tx_id: string;
                         }[];
+                        vkey: string | null;
                     };
                 };
             };
@@ -3036,6 +3022,7 @@ export interface operations {
                         checkpoints: number;
                         key_id: string;
                         latest_position: string | null;
+                        origin: string | null;
                         public_key: string;
                         sealed_position: string | null;
                         snapshot: {
@@ -3043,6 +3030,7 @@ export interface operations {
                             checkpoint: number;
                             seq: number;
                         } | null;
+                        vkey: string | null;
                     };
                 };
             };

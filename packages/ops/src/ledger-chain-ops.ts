@@ -1,6 +1,8 @@
 import { z } from 'zod'
 import {
   parseLedgerPublicKey,
+  ledgerVerifierKey,
+  logOriginStored,
   archivedThrough,
   latestSignedSnapshot,
   ledgerExport,
@@ -76,6 +78,9 @@ export const ledgerPublicKeyOp = defineOp({
   output: z.object({
     public_key: z.string(),
     key_id: z.string(),
+    /** The log's origin and verifier key (`<origin>+<key id>+<key>`, what C2SP note verifiers take). */
+    origin: z.string().nullable(),
+    vkey: z.string().nullable(),
     checkpoints: z.number().int(),
     sealed_position: z.string().nullable(),
     latest_position: z.string().nullable(),
@@ -90,7 +95,10 @@ export const ledgerPublicKeyOp = defineOp({
     const state = await ledgerSealState(ctx.deps.db)
     const snapshot = await latestSignedSnapshot(ctx.deps.db)
     const archived = await archivedThrough(ctx.deps.db)
+    const origin = await logOriginStored(ctx.deps.db)
     return ok({
+      origin,
+      vkey: origin !== null ? ledgerVerifierKey(origin, key.publicKey) : null,
       snapshot: snapshot && { seq: snapshot.descriptor.seq, before_position: snapshot.descriptor.before_position, checkpoint: snapshot.checkpointSeq },
       archived_through: archived?.throughCheckpoint ?? null,
       public_key: key.publicKey,
@@ -174,38 +182,33 @@ export const ledgerSnapshotOp = defineOp({
 export const webhooksReceipt = defineOp({
   name: 'webhooks.receipt',
   summary:
-    "A delivery's ledger entries with inclusion proofs into signed checkpoints: verifiable offline with the ledger's public key",
+    "A delivery's ledger entries, each sealed one as a C2SP tlog-proof (its canonical row bytes in `extra`) into the log's signed checkpoint: verifiable offline with the log's vkey by any tlog-proof verifier",
   scope: 'admin',
   http: { method: 'GET', path: '/api/admin/deliveries/:id/receipt' },
   input: z.strictObject({ id: uuidParam }),
   output: z.object({
-    format: z.literal('hookledger.receipt.v1'),
+    format: z.literal('hookledger.receipt.v2'),
     delivery_id: z.string(),
+    origin: z.string().nullable(),
+    /** The log's verifier key (`<origin>+<key id>+<key>`), null before the first checkpoint. */
+    vkey: z.string().nullable(),
     public_key: z.string(),
-    entries: z.array(
-      z.object({
-        row: chainRowSchema,
-        checkpoint_seq: z.number().int(),
-        leaf_index: z.number().int(),
-        tree_size: z.number().int(),
-        proof: z.array(z.string()),
-      }),
-    ),
-    checkpoints: z.array(checkpointSchema),
+    tree_size: z.number().int(),
+    entries: z.array(z.object({ row: chainRowSchema, leaf_index: z.number().int(), tlog_proof: z.string() })),
     unsealed: z.array(chainRowSchema),
+    unprovable: z.array(chainRowSchema),
   }),
   async handler(ctx, input) {
     const receipt = await ledgerReceipt(ctx.deps.db, { owner_id: ctx.principal.owner_id, delivery_id: input.id })
     if (!receipt) throw notFound('delivery')
-    // The key of the newest checkpoint the receipt holds (the latest's while it holds none).
-    const key = await requirePublicKey(ctx.deps.ledgerKeys, receipt.checkpoints.at(-1)?.key_id)
+    const key = await requirePublicKey(ctx.deps.ledgerKeys)
     return ok({
-      format: receipt.format,
-      delivery_id: receipt.delivery_id,
+      ...receipt,
+      vkey: receipt.origin !== null ? ledgerVerifierKey(receipt.origin, key.publicKey) : null,
       public_key: key.publicKey,
-      entries: receipt.entries.map((e) => ({ ...e, proof: [...e.proof] })),
-      checkpoints: [...receipt.checkpoints],
+      entries: [...receipt.entries],
       unsealed: [...receipt.unsealed],
+      unprovable: [...receipt.unprovable],
     })
   },
 })

@@ -12,7 +12,7 @@ import {
   type AttemptTimeouts,
   type SnoozeBudget,
 } from '@hookledger/core'
-import { parseLedgerPublicKey, parseLedgerSigningKey } from '@hookledger/ledger'
+import { ledgerPublicKeyText, parseGivenLedgerKey, parseLedgerPublicKey, parseLedgerSigningKey } from '@hookledger/ledger'
 import { assertDbSchemaName, DEFAULT_DB_SCHEMA } from '@hookledger/store'
 
 const intIn = (min: number, max: number, def: number) =>
@@ -107,8 +107,22 @@ export const configSchema = z.object({
   HOOKLEDGER_MASTER_KEY: checked(parseMasterKey),
   HOOKLEDGER_LEDGER_SIGNING_KEY: checked(parseLedgerSigningKey),
   /** The `hlpk_…` key a process that does not seal reports and verifies with, when its data dir has no ledger-signing.pub. */
-  HOOKLEDGER_LEDGER_PUBLIC_KEY: checked((v) => (parseLedgerPublicKey(v), v.trim())),
-  HOOKLEDGER_CHECKPOINT_INTERVAL_SECONDS: intIn(1, 3600, 10),
+  // `hlpk_…` or the log's vkey (what `ledger public-key` prints); kept as `hlpk_…`.
+  HOOKLEDGER_LEDGER_PUBLIC_KEY: checked((v) => ledgerPublicKeyText(parseGivenLedgerKey(v).publicKey)),
+  HOOKLEDGER_CHECKPOINT_INTERVAL_SECONDS: intIn(1, 3600, 1),
+  // The log's origin (C2SP checkpoint line 1, the key name of its signatures): schema-less and
+  // URL-like, e.g. `webhooks.example.com/log`. Unset: one is generated at the first start and kept.
+  HOOKLEDGER_LOG_ORIGIN: z.string().optional().transform((v, ctx) => {
+    if (v === undefined || v.trim() === '') return undefined
+    const origin = v.trim()
+    if (!/^[^\s+]{1,255}$/.test(origin) || /^[a-z][a-z0-9+.-]*:\/\//i.test(origin)) {
+      ctx.addIssue({ code: 'custom', message: 'a schema-less, URL-like name without spaces or "+", e.g. webhooks.example.com/log' })
+      return z.NEVER
+    }
+    return origin
+  }),
+  // Serve the log's checkpoint and tiles at /log/… (public: hashes only).
+  HOOKLEDGER_LOG_TILES: z.enum(['on', 'off']).default('on').transform((v) => v === 'on'),
   HOOKLEDGER_SNAPSHOT_INTERVAL_HOURS: intIn(0, 8760, 24),
   HOOKLEDGER_EGRESS_ALLOW: checked(parseEgressAllowList),
   HOOKLEDGER_CATALOG_FILE: checked(loadCatalogFile),

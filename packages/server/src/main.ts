@@ -27,13 +27,17 @@ const USAGE = `usage: hookledger <command>
   ledger audit [--delivery ID|--endpoint ID|--event ID] [--limit N] [--json]
   ledger audit --file F --delivery ID|--endpoint ID|--event ID   a history from an export or archive
   ledger checkpoint [--json]                  seal now: extend the hash chain, sign a checkpoint
-  ledger verify [--full] [--chain-only] [--public-key K] [--json]
-                                              chain + checkpoints + replay from the latest snapshot
-                                              (--full: every row left); exit 0 intact, 1 tampered
+  ledger verify [--full] [--chain-only] [--public-key K] [--since NOTE] [--json]
+                                              chain + checkpoints + the log's tree + replay from the
+                                              latest snapshot (--full: every row left; --since: a saved
+                                              checkpoint the tree must extend); exit 0 intact, 1 tampered
   ledger verify --file F --public-key K       verify an export or an archive offline
-  ledger verify --receipt F --public-key K    verify a delivery's receipt offline
+  ledger verify --receipt F --public-key K    verify a receipt offline: receipt.json, a .tlog-proof or a
+                                              directory of them (K: the vkey or hlpk_ key); exit 3 when
+                                              some rows are not sealed yet
+  ledger receipt --delivery ID --out DIR      a delivery's rows as <leaf index>.tlog-proof files + receipt.json
   ledger export [--from P] [--to Q]           sealed history as JSON lines (verifiable with the public key)
-  ledger public-key                           the key checkpoints are signed with
+  ledger public-key [--json]                  the log's verifier key (vkey: <origin>+<key id>+<key>)
   ledger rotate-key [--json]                  a new signing key, handed over to by the current one
   op <name> [--owner O] [--json '{…}']        run a declared operation
   mcp --owner O [--scopes admin,publish]      the operations as MCP tools over stdio
@@ -83,6 +87,7 @@ async function ledgerCommand(io: CliIo, config: Config, sub: string | undefined,
       file: { type: 'string' },
       receipt: { type: 'string' },
       'public-key': { type: 'string' },
+      since: { type: 'string' },
       from: { type: 'string' },
       to: { type: 'string' },
       full: { type: 'boolean' },
@@ -110,9 +115,17 @@ async function ledgerCommand(io: CliIo, config: Config, sub: string | undefined,
       const { rotateLedgerSigningKey } = await import('./ledger-key-rotate.js')
       return withDatabase(config, async ({ db, clock }) => cli.ledgerRotateKeyCommand(io, { rotated: await rotateLedgerSigningKey(config, db, clock), json: values.json }))
     }
-    case 'public-key':
-      // This data dir's key, never a new one: no database needed.
-      return cli.ledgerPublicKeyCommand(io, { publicKey: ownLedgerPublicKey(config, { secret: true })?.publicKey })
+    case 'public-key': {
+      // This data dir's key, never a new one; the log's origin from the setting, else from the database.
+      const publicKey = ownLedgerPublicKey(config, { secret: true })?.publicKey
+      if (publicKey === undefined || config.HOOKLEDGER_LOG_ORIGIN !== undefined) {
+        return cli.ledgerPublicKeyCommand(io, { publicKey, origin: config.HOOKLEDGER_LOG_ORIGIN ?? null, json: values.json })
+      }
+      const { logOriginStored } = await import('@hookledger/ledger')
+      return withDatabase(config, async ({ db }) => cli.ledgerPublicKeyCommand(io, { publicKey, origin: await logOriginStored(db), json: values.json }))
+    }
+    case 'receipt':
+      return withDatabase(config, ({ db }) => cli.ledgerReceiptCommand(db, io, values))
     case 'export':
       return withDatabase(config, ({ db }) => cli.ledgerExportCommand(db, io, values))
     case 'verify': {

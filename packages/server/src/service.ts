@@ -10,7 +10,7 @@ import {
   createSecretBox,
   type Clock,
 } from '@hookledger/core'
-import { type LedgerSigningKey } from '@hookledger/ledger'
+import { LogOriginError, logOriginEnsure, type LedgerSigningKey } from '@hookledger/ledger'
 import { createApi, createInstrumentRoutes } from '@hookledger/api'
 import { createUiRoutes } from '@hookledger/ui'
 import type { OpDeps } from '@hookledger/ops'
@@ -273,6 +273,10 @@ export async function startService(
     // The signing key lives only where sealing runs: an API-only process never reads it, and a
     // worker whose key is not the one the ledger's checkpoints lead to does not start.
     if (role !== 'api') sealingKey = await sealingLedgerKey(config, database.db)
+    // The log's name is fixed at its first start: a different HOOKLEDGER_LOG_ORIGIN later would be another log.
+    await logOriginEnsure(database.db, config.HOOKLEDGER_LOG_ORIGIN).catch((err: unknown) => {
+      throw err instanceof LogOriginError ? new StartupError(err.message, { cause: err }) : err
+    })
     deps = createOpDeps(config, database.db, log, database.clock, { signingKey: sealingKey ? { kind: 'held', key: sealingKey } : { kind: 'none' } })
   } catch (err) {
     await database?.close()
@@ -284,7 +288,7 @@ export async function startService(
   const readiness = createReadiness({ db: database.db, dispatcher: role === 'api' ? null : { get msSinceLastPass() { return dispatcher?.msSinceLastPass ?? Infinity } } })
   let url = ''
   if (listener) {
-    const app = createApi({ deps, instruments: { metrics: metrics.render, readiness } })
+    const app = createApi({ deps, instruments: { metrics: metrics.render, readiness }, logTiles: config.HOOKLEDGER_LOG_TILES })
     app.route('/', createUiRoutes())
     app.get('/', (c) => c.redirect('/ui'))
     listener.setHandler(app.fetch)

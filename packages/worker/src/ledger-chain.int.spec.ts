@@ -184,11 +184,28 @@ describe('ledger verify: the chain and signed checkpoints', () => {
   it('a receipt proves a delivery\'s entries offline; changing its 503 to 200 fails', async () => {
     const receipt = (await ledgerReceipt(h.db, { owner_id: 'default', delivery_id: retried }))!
     expect(receipt.entries.length).toBeGreaterThan(3)
-    expect(verifyLedgerReceipt(receipt, publicKey)).toMatchObject({ ok: true, problems: [] })
+    expect(verifyLedgerReceipt(receipt, { publicKey })).toMatchObject({ ok: true, problems: [] })
     const text = JSON.stringify(receipt)
     expect(text).toContain('"status_code":503')
     const tampered = JSON.parse(text.replace('"status_code":503', '"status_code":200')) as LedgerReceipt
-    expect(verifyLedgerReceipt(tampered, publicKey).ok).toBe(false)
+    expect(verifyLedgerReceipt(tampered, { publicKey }).ok).toBe(false)
     expect(await ledgerReceipt(h.db, { owner_id: 'someone-else', delivery_id: retried })).toBeNull()
+  })
+
+  it('a row forged inside the sealed range is filed as unprovable, never as merely unsealed, and fails the receipt', async () => {
+    const [first] = await rowsOf('delivery.enqueued')
+    const forge = `insert into ledger (position, tx_id, occurred_at, owner_id, kind, delivery_id, payload, actor) overriding system value
+      values (987654321, '${first!.tx_id}'::xid8, now(), 'default', 'delivery.completed', '${retried}', '{}', 'worker:forger')`
+    await bypassLedgerGuards(h.db, (trx) => sql.raw(forge).execute(trx))
+    try {
+      const receipt = (await ledgerReceipt(h.db, { owner_id: 'default', delivery_id: retried }))!
+      expect(receipt.unprovable.map((r) => r.position)).toEqual(['987654321'])
+      expect(receipt.unsealed.map((r) => r.position)).not.toContain('987654321')
+      const result = verifyLedgerReceipt(receipt, { publicKey })
+      expect(result.ok).toBe(false)
+      expect(result.problems.join('\n')).toMatch(/row 987654321 sits inside the sealed range but no checkpoint sealed it/)
+    } finally {
+      await bypassLedgerGuards(h.db, (trx) => sql.raw('delete from ledger where position = 987654321').execute(trx))
+    }
   })
 })

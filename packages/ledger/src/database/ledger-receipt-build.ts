@@ -1,18 +1,33 @@
-import { inclusionProof } from '../proof/merkle-tree.js'
 import { LEDGER_RECEIPT_FORMAT, type LedgerReceipt, type LedgerReceiptEntry } from '../proof/ledger-receipt.js'
-import { type ChainRow } from '../proof/ledger-row-encoding.js'
-import { type LedgerCheckpoint } from '../proof/ledger-checkpoint.js'
+import { ledgerRowBytes, type ChainRow } from '../proof/ledger-row-encoding.js'
+import { formatTlogProof, parseCheckpointBody } from '../log/index.js'
+import { inclusionProofFromTiles, type TileReader } from '../tree/index.js'
+import { noteText } from '../proof/ledger-tree-note.js'
 import { sql } from 'kysely'
-import type { Db } from '@hookledger/store'
-import { CHAIN_ROW_COLUMNS, CHECKPOINT_COLUMNS, checkpointOf, leavesOf, type CheckpointRow } from './ledger-chain-rows.js'
+import type { Db, Trx } from '@hookledger/store'
+import { CHAIN_ROW_COLUMNS } from './ledger-chain-rows.js'
+import { latestTreeNote, treeTilesRead } from './ledger-tree.js'
+
+/** Tiles read from the database for proofs: one query per proof, each tile as wide as asked. */
+export function databaseTileReader(db: Db | Trx): TileReader {
+  return async (tiles) => {
+    const answers = await treeTilesRead(db, tiles)
+    return answers.map((hashes, i) => {
+      if (!hashes) throw new Error(`tile ${tiles[i]!.level}/${tiles[i]!.index} is not ${tiles[i]!.width} hashes wide: the stored tree lags its checkpoint`)
+      return hashes
+    })
+  }
+}
 
 /**
- * A delivery's receipt: every ledger entry about it, each sealed one with an RFC 6962 inclusion
- * proof into the Merkle tree of the signed checkpoint that sealed it (O(log n) hashes), so
- * anyone with the ledger's public key can check it offline. Null when the owner has no such
- * delivery (another owner's answers the same as a missing one).
+ * A delivery's receipt: every ledger row about it, each sealed one as a `tlog-proof` into the
+ * newest signed checkpoint (its leaf index is its sealed ordinal; the proof comes from the
+ * tiles, O(log n) hashes). Rows past the newest checkpoint are `unsealed`; a row inside the
+ * sealed range that no checkpoint sealed is `unprovable` — never passed off as merely late.
+ * `owner_id` scopes it to one owner (another owner's delivery answers the same as a missing
+ * one); without it (the operator's CLI) any owner's. Null when there is no such delivery.
  */
-export async function ledgerReceipt(db: Db, params: { owner_id: string; delivery_id: string }): Promise<LedgerReceipt | null> {
+export async function ledgerReceipt(db: Db, params: { owner_id?: string; delivery_id: string }): Promise<LedgerReceipt | null> {
   return db
     .transaction()
     .setIsolationLevel('repeatable read')
@@ -20,58 +35,64 @@ export async function ledgerReceipt(db: Db, params: { owner_id: string; delivery
       const rows = (
         await sql<ChainRow>`
           select ${CHAIN_ROW_COLUMNS} from ledger
-          where delivery_id = ${params.delivery_id}::uuid and owner_id = ${params.owner_id}
+          where delivery_id = ${params.delivery_id}::uuid ${params.owner_id !== undefined ? sql`and owner_id = ${params.owner_id}` : sql``}
           order by ledger.tx_id, ledger.position
         `.execute(trx)
       ).rows
       if (rows.length === 0) return null
+      const head = await latestTreeNote(trx)
+      const sealedThrough = head
+        ? (await sql<{ last_tx_id: string | null; last_position: string | null }>`
+            select last_tx_id::text, last_position::text from ledger_checkpoints where seq = ${head.seq}::bigint
+          `.execute(trx)).rows[0]!
+        : null
+      const places = await leafIndexesOf(trx, rows)
       const entries: LedgerReceiptEntry[] = []
       const unsealed: ChainRow[] = []
-      const checkpoints = new Map<number, { checkpoint: LedgerCheckpoint; leaves: Uint8Array[]; index: Map<string, number> }>()
+      const unprovable: ChainRow[] = []
+      const reader = databaseTileReader(trx)
       for (const row of rows) {
-        // The checkpoint that sealed a row is the first whose last row is at or after it.
-        const found = (
-          await sql<CheckpointRow>`
-            select ${CHECKPOINT_COLUMNS} from ledger_checkpoints
-            where (last_tx_id, last_position) >= (${row.tx_id}::xid8, ${row.position}::bigint)
-            order by ledger_checkpoints.last_tx_id, ledger_checkpoints.last_position, ledger_checkpoints.seq limit 1
-          `.execute(trx)
-        ).rows[0]
-        if (!found) {
+        const index = places.get(row.position)
+        if (head && index !== undefined && index < head.size) {
+          const proof = await inclusionProofFromTiles(index, head.size, reader)
+          entries.push({ row, leaf_index: index, tlog_proof: formatTlogProof({ extra: ledgerRowBytes(row), index, proof, checkpoint: head.note }) })
+        } else if (sealedThrough?.last_tx_id != null && chainAtOrBefore(row, { tx_id: sealedThrough.last_tx_id, position: sealedThrough.last_position! })) {
+          unprovable.push(row)
+        } else {
           unsealed.push(row)
-          continue
         }
-        const seq = Number(found.seq)
-        let sealed = checkpoints.get(seq)
-        if (!sealed) {
-          const leaves = leavesOf(found)
-          sealed = {
-            checkpoint: checkpointOf(found),
-            leaves: [...leaves.hashes],
-            index: new Map(leaves.positions.map((p, i) => [p, i])),
-          }
-          checkpoints.set(seq, sealed)
-        }
-        const leafIndex = sealed.index.get(row.position)
-        if (leafIndex === undefined) {
-          // Not in the checkpoint that should hold it: the receipt says so rather than prove it.
-          unsealed.push(row)
-          continue
-        }
-        entries.push({
-          row,
-          checkpoint_seq: seq,
-          leaf_index: leafIndex,
-          tree_size: sealed.leaves.length,
-          proof: inclusionProof(sealed.leaves, leafIndex).map((h) => Buffer.from(h).toString('hex')),
-        })
       }
       return {
         format: LEDGER_RECEIPT_FORMAT,
         delivery_id: params.delivery_id,
+        origin: head ? parseCheckpointBody(noteText(head.note)).origin : null,
+        tree_size: head?.size ?? 0,
         entries,
-        checkpoints: [...checkpoints.values()].map((c) => c.checkpoint).sort((a, b) => a.seq - b.seq),
         unsealed,
+        unprovable,
       }
     })
+}
+
+/** Each sealed row's leaf index: its checkpoint's first ordinal plus its place among the checkpoint's positions. */
+async function leafIndexesOf(trx: Trx, rows: readonly ChainRow[]): Promise<Map<string, number>> {
+  const found = (
+    await sql<{ position: string; leaf_index: string }>`
+      select r.position::text as position, (c.total - c.count + k.ord - 1)::text as leaf_index
+      from unnest(${rows.map((r) => r.position)}::bigint[], ${rows.map((r) => r.tx_id)}::xid8[]) as r(position, tx_id)
+      cross join lateral (
+        select total, count, leaf_positions from ledger_checkpoints
+        where (last_tx_id, last_position) >= (r.tx_id, r.position)
+        order by last_tx_id, last_position, seq limit 1
+      ) c
+      cross join lateral (select ord from unnest(c.leaf_positions) with ordinality as p(position, ord) where p.position = r.position) k
+    `.execute(trx)
+  ).rows
+  return new Map(found.map((f) => [f.position, Number(f.leaf_index)]))
+}
+
+function chainAtOrBefore(row: ChainRow, last: { tx_id: string; position: string }): boolean {
+  const a = BigInt(row.tx_id)
+  const b = BigInt(last.tx_id)
+  return a < b || (a === b && BigInt(row.position) <= BigInt(last.position))
 }

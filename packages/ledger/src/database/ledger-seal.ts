@@ -1,4 +1,4 @@
-import { chainNext, ledgerLeafHash, type ChainRow } from '../proof/ledger-row-encoding.js'
+import { chainNext, ledgerLeafHash, ledgerRowCommitment, logLeafHash, type ChainRow } from '../proof/ledger-row-encoding.js'
 import {
   checkpointHash,
   signCheckpoint,
@@ -7,6 +7,10 @@ import {
   type LedgerSigningKey,
 } from '../proof/ledger-checkpoint.js'
 import { merkleRoot } from '../proof/merkle-tree.js'
+import { signTreeNote } from '../proof/ledger-tree-note.js'
+import { edgeAppend, edgeRoot, encodeTreeEdge } from '../tree/index.js'
+import { tileAppends } from '../tree/tile-appends.js'
+import { treeBefore } from './ledger-tree.js'
 import { sql } from 'kysely'
 import type { Db, Trx } from '@hookledger/store'
 import { CHAIN_ROW_COLUMNS, CHAIN_START, CHECKPOINT_HEADER_COLUMNS, chainAfter, checkpointOf, type CheckpointHeaderRow } from './ledger-chain-rows.js'
@@ -31,7 +35,10 @@ export interface SealResult {
  * (ledger-snapshot.ts) is signed by the first checkpoint whose rows include every row below
  * its position, even one that seals nothing new.
  */
-export async function ledgerSeal(db: Db, params: { key: LedgerSigningKey; now: Date; force?: boolean; maxRows?: number }): Promise<SealResult> {
+export async function ledgerSeal(
+  db: Db,
+  params: { key: LedgerSigningKey; now: Date; force?: boolean; maxRows?: number; origin?: string | undefined },
+): Promise<SealResult> {
   const maxRows = params.maxRows ?? CHECKPOINT_MAX_ROWS
   const checkpoints: LedgerCheckpoint[] = []
   let rows = 0
@@ -59,13 +66,18 @@ export async function ledgerSeal(db: Db, params: { key: LedgerSigningKey; now: D
       const tail = batch[batch.length - 1]
       const last = tail ? { tx_id: tail.tx_id, position: tail.position } : start.last
       const snapshot = await snapshotCoveredBy(trx, last)
-      if (batch.length === 0 && !force && snapshot === null) return null
+      const tree = await treeBefore(trx, latest, { key: params.key, origin: params.origin })
+      if (batch.length === 0 && !force && snapshot === null && tree.backlog.length === 0) return null
       let head: Uint8Array = start.chainHash
       const leaves: Uint8Array[] = []
+      // The one growing tree's entries: the rows' commitments (after any rows sealed before it existed).
+      const commitments: Uint8Array[] = [...tree.backlog]
       for (const row of batch) {
         leaves.push(ledgerLeafHash(row))
+        commitments.push(ledgerRowCommitment(row))
         head = chainNext(head, row)
       }
+      const grown = edgeAppend(tree.edge, commitments.map(logLeafHash))
       const checkpoint = signCheckpoint(params.key, {
         ...(snapshot !== null ? { snapshot } : {}),
         seq: start.seq + 1,
@@ -96,6 +108,15 @@ export async function ledgerSeal(db: Db, params: { key: LedgerSigningKey; now: D
         leaf_positions: batch.map((r) => r.position),
         leaf_hashes_hex: Buffer.concat(leaves.map((l) => Buffer.from(l))).toString('hex'),
         snapshot: checkpoint.snapshot ?? null,
+        origin: tree.origin,
+        tree_note: signTreeNote(params.key, tree.origin, grown.edge.size, edgeRoot(grown.edge)),
+        tree_edge_hex: Buffer.from(encodeTreeEdge(grown.edge)).toString('hex'),
+        tiles: tileAppends(tree.edge.size, commitments, grown.stored).map((t) => ({
+          level: t.level,
+          index: t.index,
+          offset: t.offset,
+          hashes_hex: Buffer.from(t.hashes).toString('hex'),
+        })),
       }
       await sql`select hookledger_checkpoint_append(${JSON.stringify(row)}::jsonb)`.execute(trx)
       return { checkpoint, rows: batch.length }

@@ -1,15 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import {
-  CHECKPOINT_GENESIS_HASH,
-  checkpointHash,
-  type LedgerCheckpoint,
-  parseLedgerPublicKey,
-  parseLedgerSigningKey,
-  signCheckpoint,
-} from './ledger-checkpoint.js'
-import { type LedgerReceipt, type LedgerReceiptEntry, verifyLedgerReceipt } from './ledger-receipt.js'
-import { CHAIN_GENESIS, chainNext, type ChainRow, ledgerLeafHash } from './ledger-row-encoding.js'
+import { createHash } from 'node:crypto'
+import { parseLedgerPublicKey, parseLedgerSigningKey } from './ledger-checkpoint.js'
+import { type LedgerReceipt, type LedgerReceiptEntry, verifyLedgerReceipt, verifyRowTlogProof } from './ledger-receipt.js'
+import { type ChainRow, ledgerRowBytes, ledgerRowCommitment, logLeafHash } from './ledger-row-encoding.js'
 import { inclusionProof, merkleRoot } from './merkle-tree.js'
+import { signTreeNote } from './ledger-tree-note.js'
+import { formatTlogProof, parseTlogProof } from '../log/index.js'
 
 const KEY = parseLedgerSigningKey(`hlsk_${Buffer.alloc(32, 21).toString('base64url')}`)
 const PUBLIC = parseLedgerPublicKey(KEY.publicKey)
@@ -18,7 +14,7 @@ const OTHER_PUBLIC = parseLedgerPublicKey(
 )
 const A = '5f2d3c1e-0000-4000-8000-00000000000a'
 const B = '5f2d3c1e-0000-4000-8000-00000000000b'
-const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex')
+const ORIGIN = 'hookledger.test/log'
 
 function row(position: number, deliveryId: string, kind: string, payload: object): ChainRow {
   return {
@@ -42,7 +38,7 @@ const attempt = (n: number, status: number) => ({
   outcome: status < 300 ? 'delivered' : 'http_error',
 })
 
-/** Two deliveries interleaved over three checkpoints (3, 4 and 2 rows), then two unsealed rows. */
+/** Two deliveries interleaved: nine rows sealed into the log's tree, then two unsealed rows. */
 const ROWS: readonly ChainRow[] = [
   row(1, A, 'delivery.enqueued', { event_type: 'corpus.note.changed' }),
   row(2, B, 'delivery.enqueued', { event_type: 'corpus.note.changed' }),
@@ -56,167 +52,141 @@ const ROWS: readonly ChainRow[] = [
   row(10, A, 'delivery.retry_scheduled', { backoff_ms: 1800000 }),
   row(11, A, 'delivery.attempted', attempt(4, 200)),
 ]
-const SIZES = [3, 4, 2]
+const SEALED_ROWS = 9
 
-interface Sealed {
-  cp: LedgerCheckpoint
-  rows: ChainRow[]
-  leaves: Uint8Array[]
-}
-
-function seal(): Sealed[] {
-  const out: Sealed[] = []
-  let head = CHAIN_GENESIS
-  let prev = CHECKPOINT_GENESIS_HASH
-  let offset = 0
-  for (const [i, size] of SIZES.entries()) {
-    const rows = ROWS.slice(offset, offset + size)
-    offset += size
-    for (const r of rows) head = chainNext(head, r)
-    const leaves = rows.map(ledgerLeafHash)
-    const first = rows[0] as ChainRow
-    const last = rows[rows.length - 1] as ChainRow
-    const cp = signCheckpoint(KEY, {
-      seq: i + 1,
-      first: { tx_id: first.tx_id, position: first.position },
-      last: { tx_id: last.tx_id, position: last.position },
-      count: size,
-      total: offset,
-      chain_hash: hex(head),
-      merkle_root: hex(merkleRoot(leaves)),
-      prev_checkpoint_hash: prev,
-      created_at: `2026-12-01T10:0${i}:00.000Z`,
-    })
-    prev = checkpointHash(cp)
-    out.push({ cp, rows, leaves })
-  }
-  return out
-}
-
-const SEALED = seal()
+const LEAVES = ROWS.slice(0, SEALED_ROWS).map((r) => logLeafHash(ledgerRowCommitment(r)))
+const NOTE = signTreeNote(KEY, ORIGIN, SEALED_ROWS, merkleRoot(LEAVES))
+const TRUST = { publicKey: PUBLIC }
 
 /** What the database side's receipt builder produces for one delivery. */
 function receiptFor(deliveryId: string): LedgerReceipt {
   const entries: LedgerReceiptEntry[] = []
-  const checkpoints: LedgerCheckpoint[] = []
-  for (const { cp, rows, leaves } of SEALED) {
-    const mine = rows.flatMap((r, i) => (r.delivery_id === deliveryId ? [i] : []))
-    if (mine.length > 0) checkpoints.push(cp)
-    for (const i of mine) {
-      entries.push({
-        row: rows[i] as ChainRow,
-        checkpoint_seq: cp.seq,
-        leaf_index: i,
-        tree_size: cp.count,
-        proof: inclusionProof(leaves, i).map(hex),
-      })
-    }
+  ROWS.slice(0, SEALED_ROWS).forEach((row, index) => {
+    if (row.delivery_id !== deliveryId) return
+    const tlog_proof = formatTlogProof({ extra: ledgerRowBytes(row), index, proof: inclusionProof(LEAVES, index), checkpoint: NOTE })
+    entries.push({ row, leaf_index: index, tlog_proof })
+  })
+  return {
+    format: 'hookledger.receipt.v2',
+    delivery_id: deliveryId,
+    origin: ORIGIN,
+    tree_size: SEALED_ROWS,
+    entries,
+    unsealed: ROWS.slice(SEALED_ROWS).filter((r) => r.delivery_id === deliveryId),
+    unprovable: [],
   }
-  const sealedCount = SIZES.reduce((a, b) => a + b, 0)
-  const unsealed = ROWS.slice(sealedCount).filter((r) => r.delivery_id === deliveryId)
-  return { format: 'hookledger.receipt.v1', delivery_id: deliveryId, entries, checkpoints, unsealed }
 }
-
-const RECEIPT = receiptFor(A)
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] }
-/** A receipt as a forger holds it: a deep copy, every part writable. */
-interface TamperableReceipt {
-  format: string
-  delivery_id: string
+type TamperableReceipt = Omit<Writable<LedgerReceipt>, 'entries' | 'unsealed' | 'unprovable'> & {
   entries: Writable<LedgerReceiptEntry>[]
-  checkpoints: Writable<LedgerCheckpoint>[]
   unsealed: ChainRow[]
+  unprovable: ChainRow[]
 }
-const copy = () => structuredClone(RECEIPT) as TamperableReceipt
-const verify = (receipt: TamperableReceipt) => verifyLedgerReceipt(receipt as LedgerReceipt, PUBLIC)
+const RECEIPT = receiptFor(A)
+const copy = () => JSON.parse(JSON.stringify(RECEIPT)) as TamperableReceipt
+const verify = (receipt: TamperableReceipt) => verifyLedgerReceipt(receipt as unknown as LedgerReceipt, TRUST)
+
+/** Rewrites one line of a tlog-proof text. */
+const editProof = (text: string, edit: (lines: string[]) => void) => {
+  const lines = text.split('\n')
+  edit(lines)
+  return lines.join('\n')
+}
+const flipFirstChar = (line: string) => line.replace(/^./, (c) => (c === 'A' ? 'B' : 'A'))
 
 describe('verifyLedgerReceipt: an honest receipt', () => {
-  it('verifies, with every sealed entry proven and the unsealed ones counted', () => {
-    expect(RECEIPT.entries).toHaveLength(6)
-    expect(RECEIPT.checkpoints.map((cp) => cp.seq)).toEqual([1, 2, 3])
-    expect(RECEIPT.unsealed.map((r) => r.position)).toEqual(['10', '11'])
-    expect(verifyLedgerReceipt(RECEIPT, PUBLIC)).toEqual({ ok: true, proven: 6, unsealed: 2, problems: [] })
+  it('proves every sealed row of the delivery and lists the unsealed ones', () => {
+    expect(verifyLedgerReceipt(RECEIPT, TRUST)).toEqual({ ok: true, proven: 6, unsealed: 2, unprovable: 0, problems: [] })
   })
 
-  it('survives being a JSON file', () => {
-    const file = JSON.parse(JSON.stringify(RECEIPT)) as LedgerReceipt
-    expect(verifyLedgerReceipt(file, PUBLIC)).toMatchObject({ ok: true, proven: 6 })
+  it('verifies as well after a JSON round trip (a saved file)', () => {
+    expect(verify(copy())).toMatchObject({ ok: true, proven: 6 })
   })
 
-  it("the other delivery's receipt verifies too", () => {
-    expect(verifyLedgerReceipt(receiptFor(B), PUBLIC)).toEqual({ ok: true, proven: 3, unsealed: 0, problems: [] })
+  it('holds for the other delivery, fully sealed', () => {
+    expect(verifyLedgerReceipt(receiptFor(B), TRUST)).toEqual({ ok: true, proven: 3, unsealed: 0, unprovable: 0, problems: [] })
   })
 
   it('a receipt of a delivery with no rows is empty but valid', () => {
-    expect(verifyLedgerReceipt(receiptFor('none'), PUBLIC)).toEqual({ ok: true, proven: 0, unsealed: 0, problems: [] })
+    expect(verifyLedgerReceipt(receiptFor('none'), TRUST)).toEqual({ ok: true, proven: 0, unsealed: 0, unprovable: 0, problems: [] })
+  })
+
+  it('each entry is a standard tlog-proof: the entry is SHA-256 of the extra bytes, the index its leaf', () => {
+    const entry = RECEIPT.entries[1]!
+    const parsed = parseTlogProof(entry.tlog_proof)
+    expect(Number(parsed.index)).toBe(entry.leaf_index)
+    expect(Buffer.from(parsed.extra!).toString()).toBe(Buffer.from(ledgerRowBytes(entry.row)).toString())
+    const leaf = createHash('sha256').update(Uint8Array.of(0)).update(createHash('sha256').update(parsed.extra!).digest()).digest()
+    expect(Buffer.from(leaf).equals(Buffer.from(LEAVES[entry.leaf_index]!))).toBe(true)
+    expect(verifyRowTlogProof(entry.tlog_proof, TRUST)).toMatchObject({ ok: true, origin: ORIGIN, treeSize: SEALED_ROWS, index: entry.leaf_index })
   })
 })
 
 describe('verifyLedgerReceipt: a tampered receipt', () => {
   it('an attempt that failed with 503 rewritten as 200 does not verify', () => {
     const receipt = copy()
-    const entry = receipt.entries[1] as Writable<LedgerReceiptEntry>
+    const entry = receipt.entries[1]!
     expect(entry.row.kind).toBe('delivery.attempted')
-    expect((entry.row.payload as { status_code: number }).status_code).toBe(503)
-    entry.row = { ...entry.row, payload: { ...(entry.row.payload as object), status_code: 200 } }
+    const forged = { ...entry.row, payload: { ...(entry.row.payload as object), status_code: 200 } }
+    // The row shown and the bytes proven, both rewritten: the proof no longer leads to the root.
+    entry.row = forged
+    entry.tlog_proof = editProof(entry.tlog_proof, (l) => { l[1] = 'extra ' + Buffer.from(ledgerRowBytes(forged)).toString('base64') })
     expect(verify(receipt)).toEqual({
       ok: false,
       proven: 5,
       unsealed: 2,
-      problems: ['entry 2 (position 3): not in checkpoint 1 at leaf_index 2 (row or proof altered)'],
+      unprovable: 0,
+      problems: ['entry 2 (leaf 2): row 3 is not at leaf 2 of the signed tree of 9 (row or proof altered)'],
     })
   })
 
   it.each<[string, (r: TamperableReceipt) => void, RegExp, number]>([
-    ['a proof node flipped', (r) => { const e = r.entries[0]!; e.proof = [e.proof[0]!.replace(/^./, (c) => (c === '0' ? '1' : '0')), ...e.proof.slice(1)] }, /entry 1 .*not in checkpoint 1/, 5],
-    ['a proof node dropped', (r) => { r.entries[0]!.proof = r.entries[0]!.proof.slice(1) }, /entry 1 .*not in checkpoint 1/, 5],
-    ['another leaf index', (r) => { r.entries[0]!.leaf_index = 1 }, /entry 1 .*not in checkpoint 1 at leaf_index 1/, 5],
-    ['a tree_size other than the count', (r) => { r.entries[2]!.tree_size = 5 }, /entry 3 .*tree_size 5 is not checkpoint 2's count 4/, 5],
-    ['an entry pointed at another checkpoint', (r) => { r.entries[2]!.checkpoint_seq = 1 }, /entry 3 .*tree_size 4 is not checkpoint 1's count 3/, 5],
-    ['a checkpoint missing', (r) => { r.checkpoints.splice(2, 1) }, /entry 6 .*checkpoint 3 is not in the receipt/, 4],
-    ['a checkpoint edited', (r) => { r.checkpoints[1]!.merkle_root = 'f'.repeat(64) }, /checkpoint 2: the signature does not verify/, 4],
-    ['a checkpoint listed twice', (r) => { r.checkpoints.push(r.checkpoints[0]!) }, /checkpoint 1 is listed twice/, 4],
-    ['a non-hex proof', (r) => { r.entries[0]!.proof = ['zz'] }, /entry 1 .*not a list of 64-digit hex/, 5],
-    ['a row that no longer encodes', (r) => { r.entries[0]!.row = { ...r.entries[0]!.row, occurred_at: '2026-12-01' } }, /entry 1 .*occurred_at/, 5],
-    ['an entry repeated', (r) => { r.entries.push(r.entries[0]!) }, /entry 7 .*the same leaf as an earlier entry/, 6],
-    ['the receipt relabelled as another delivery', (r) => { r.delivery_id = B }, /entry 1 .*belongs to delivery .*a, not .*b/, 0],
-    ['the wrong format', (r) => { r.format = 'hookledger.receipt.v0' }, /format is "hookledger.receipt.v0"/, 6],
+    ['a proof hash flipped', (r) => { r.entries[0]!.tlog_proof = editProof(r.entries[0]!.tlog_proof, (l) => { l[3] = flipFirstChar(l[3]!) }) }, /entry 1 .*not at leaf 0/, 5],
+    ['a proof hash dropped', (r) => { r.entries[0]!.tlog_proof = editProof(r.entries[0]!.tlog_proof, (l) => { l.splice(3, 1) }) }, /entry 1 .*not at leaf 0/, 5],
+    ['another leaf index', (r) => { r.entries[0]!.tlog_proof = editProof(r.entries[0]!.tlog_proof, (l) => { l[2] = 'index 1' }) }, /entry 1 .*not at leaf 1/, 5],
+    ['the checkpoint edited', (r) => { r.entries[0]!.tlog_proof = r.entries[0]!.tlog_proof.replace(`\n${SEALED_ROWS}\n`, '\n10\n') }, /entry 1 .*not signed by this key/, 5],
+    ['the row shown is not the row proven', (r) => { r.entries[0]!.row = { ...r.entries[0]!.row, actor: 'operator' } }, /entry 1: the row shown is not the row proven/, 5],
+    ['extra bytes that are not a canonical row', (r) => { r.entries[0]!.tlog_proof = editProof(r.entries[0]!.tlog_proof, (l) => { l[1] = 'extra ' + Buffer.from('[1]').toString('base64') }) }, /entry 1 .*not a ledger row/, 5],
+    ['no extra line', (r) => { r.entries[0]!.tlog_proof = editProof(r.entries[0]!.tlog_proof, (l) => { l.splice(1, 1) }) }, /entry 1 .*no extra line/, 5],
+    ['an entry repeated', (r) => { r.entries.push(r.entries[0]!) }, /entry 7: the same leaf as an earlier entry/, 6],
+    ['the receipt relabelled as another delivery', (r) => { r.delivery_id = B }, /entry 1: the proven row belongs to delivery .*a, not .*b/, 0],
+    ['the wrong format', (r) => { r.format = 'hookledger.receipt.v1' as never }, /format is "hookledger.receipt.v1"/, 6],
     ['an unsealed row of another delivery', (r) => { r.unsealed.push(ROWS[1] as ChainRow) }, /unsealed row 3 \(position 2\): belongs to delivery/, 6],
+    ['a row the service could not prove', (r) => { r.unprovable.push(ROWS[0] as ChainRow) }, /row 1 sits inside the sealed range but no checkpoint sealed it/, 6],
     ['entries that are not a list', (r) => { (r as { entries: unknown }).entries = {} }, /entries is not a list/, 0],
+    ['an entry that is not a tlog-proof', (r) => { r.entries[0]!.tlog_proof = 'hello' }, /entry 1 .*not a tlog-proof/, 5],
   ])('fails: %s', (_name, tamper, problem, proven) => {
     const receipt = copy()
     tamper(receipt)
     const result = verify(receipt)
     expect(result.ok).toBe(false)
-    expect(result.problems.some((p) => problem.test(p))).toBe(true)
+    expect(result.problems.some((p) => problem.test(p)), JSON.stringify(result.problems)).toBe(true)
     expect(result.proven).toBe(proven)
   })
 
-  it("an entry of another delivery, with a valid proof, is still refused", () => {
+  it('an entry of another delivery, with a valid proof, is still refused', () => {
     const receipt = copy()
-    const other = receiptFor(B).entries[0] as LedgerReceiptEntry
-    receipt.entries.push(other)
-    expect(verify(receipt).problems).toEqual([
-      `entry 7 (position 2): belongs to delivery ${B}, not ${A}`,
-    ])
+    receipt.entries.push(receiptFor(B).entries[0] as LedgerReceiptEntry)
+    expect(verify(receipt).problems).toEqual([`entry 7: the proven row belongs to delivery ${B}, not ${A}`])
   })
 
-  it('a key that did not sign: every checkpoint fails, nothing is proven', () => {
-    const result = verifyLedgerReceipt(RECEIPT, OTHER_PUBLIC)
+  it('a key that did not sign: nothing is proven', () => {
+    const result = verifyLedgerReceipt(RECEIPT, { publicKey: OTHER_PUBLIC })
     expect(result.proven).toBe(0)
-    expect(result.problems.filter((p) => /signature does not verify/.test(p))).toHaveLength(3)
+    expect(result.problems.filter((p) => /not signed by this key/.test(p))).toHaveLength(6)
+  })
+
+  it('a trusted vkey of another origin: nothing is proven', () => {
+    const result = verifyLedgerReceipt(RECEIPT, { publicKey: PUBLIC, origin: 'other.example/log' })
+    expect(result.proven).toBe(0)
+    expect(result.problems[0]).toMatch(/of log hookledger.test\/log, not other.example\/log/)
   })
 
   it('reports, never throws, on garbage', () => {
-    expect(verifyLedgerReceipt(null as unknown as LedgerReceipt, PUBLIC)).toEqual({
-      ok: false,
-      proven: 0,
-      unsealed: 0,
-      problems: ['the receipt is not an object'],
-    })
-    const junk = { format: 'hookledger.receipt.v1', delivery_id: A, entries: [null], checkpoints: [null], unsealed: [7] }
-    const result = verifyLedgerReceipt(junk as unknown as LedgerReceipt, PUBLIC)
+    expect(verifyLedgerReceipt(null as unknown as LedgerReceipt, TRUST)).toEqual({ ok: false, proven: 0, unsealed: 0, unprovable: 0, problems: ['the receipt is not an object'] })
+    const junk = { format: 'hookledger.receipt.v2', delivery_id: A, entries: [null, { tlog_proof: 7 }], unsealed: [7], unprovable: 'x' }
+    const result = verifyLedgerReceipt(junk as unknown as LedgerReceipt, TRUST)
     expect(result.ok).toBe(false)
     expect(result.problems.length).toBeGreaterThan(0)
   })

@@ -81,10 +81,41 @@ export function ledgerRowBytes(row: ChainRow): Uint8Array {
   )
 }
 
+/**
+ * The row whose canonical bytes these are (a receipt's `extra`), or null when they are not a
+ * row's canonical bytes exactly: re-encoding must give back the same bytes, so one row never
+ * has two spellings.
+ */
+export function ledgerRowFromBytes(bytes: Uint8Array): ChainRow | null {
+  try {
+    const parsed: unknown = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes))
+    if (!Array.isArray(parsed) || parsed.length !== 11 || parsed[0] !== LEDGER_ROW_FORMAT) return null
+    const [, position, tx_id, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, payload, actor] = parsed as unknown[]
+    const row = { position, tx_id, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, payload, actor } as ChainRow
+    const again = ledgerRowBytes(row)
+    return again.length === bytes.length && again.every((b, i) => b === bytes[i]) ? row : null
+  } catch {
+    return null
+  }
+}
+
 /** RFC 6962 leaf hash of `row`: SHA-256(0x00 ‖ ledgerRowBytes(row)). */
 export function ledgerLeafHash(row: ChainRow): Uint8Array {
   const bytes = ledgerRowBytes(row)
   return sha256(Uint8Array.of(0x00), bytes)
+}
+
+/**
+ * The row's entry in the transparency log: SHA-256(ledgerRowBytes(row)), 32 bytes. The public
+ * tiles and entry bundles carry only these, never the row; whoever holds the row recomputes it.
+ */
+export function ledgerRowCommitment(row: ChainRow): Uint8Array {
+  return sha256(ledgerRowBytes(row))
+}
+
+/** The log's leaf hash of an entry: SHA-256(0x00 ‖ commitment) (RFC 6962 §2.1). */
+export function logLeafHash(commitment: Uint8Array): Uint8Array {
+  return sha256(Uint8Array.of(0x00), commitment)
 }
 
 /** SHA-256 of the row without position and tx_id: the same for a row wherever it sits. */

@@ -60,6 +60,7 @@ const SERVICE_FUNCTIONS = [
   'hookledger_publish_compare(text, jsonb)',
   'hookledger_events_prune(timestamp with time zone, integer, timestamp with time zone)',
   'hookledger_checkpoint_append(jsonb)',
+  'hookledger_log_origin_ensure(text)',
   'hookledger_snapshot_cut(integer)',
   'hookledger_snapshot_append(jsonb)',
   'hookledger_snapshot_rows_append(bigint, jsonb)',

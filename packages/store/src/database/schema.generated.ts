@@ -213,6 +213,14 @@ export interface LedgerCheckpoints {
   signature: string;
   snapshot: Json | null;
   total: Int8;
+  tree_edge: Buffer | null;
+  tree_note: string | null;
+}
+
+export interface LedgerLog {
+  created_at: Timestamp;
+  origin: string;
+  singleton: Generated<boolean>;
 }
 
 export interface LedgerPartitions {
@@ -240,6 +248,12 @@ export interface LedgerSnapshots {
   seq: Int8;
 }
 
+export interface LedgerTreeTiles {
+  hashes: Buffer;
+  index: Int8;
+  level: number;
+}
+
 export interface SchemaMigration {
   name: string;
   timestamp: string;
@@ -265,9 +279,11 @@ export interface DB {
   hookledger_entry_kinds: HookledgerEntryKinds;
   ledger: Ledger;
   ledger_checkpoints: LedgerCheckpoints;
+  ledger_log: LedgerLog;
   ledger_partitions: LedgerPartitions;
   ledger_snapshot_rows: LedgerSnapshotRows;
   ledger_snapshots: LedgerSnapshots;
+  ledger_tree_tiles: LedgerTreeTiles;
   schema_migration: SchemaMigration;
   schema_migration_lock: SchemaMigrationLock;
 }

@@ -1,0 +1,41 @@
+import { latestTreeNote, parseTilePath, treeTilesRead } from '@hookledger/ledger'
+import type { Db } from '@hookledger/store'
+
+/**
+ * The log's public face (C2SP tlog-tiles): the newest checkpoint and the tiles. They reveal
+ * hashes only (a tile of entries holds rows' commitments, never a row), so they need no token.
+ */
+
+/** The newest signed checkpoint note (with the witnesses' cosignatures it has), or null before the first seal. */
+export async function logCheckpointRead(db: Db): Promise<string | null> {
+  return (await latestTreeNote(db))?.note ?? null
+}
+
+/** A tile's bytes, or why there are none. */
+export type LogTileAnswer =
+  | { readonly ok: true; readonly bytes: Uint8Array; /** Full tiles never change. */ readonly full: boolean }
+  | { readonly ok: false; readonly reason: 'bad_path' | 'not_found' }
+
+const TILE_WIDTH = 256
+
+/**
+ * The tile at `path` (`tile/<L>/<N>[.p/<W>]` or `tile/entries/<N>[.p/<W>]`): hashes, or for
+ * entries the bundle — each commitment as a big-endian uint16 length (32) and its bytes. A
+ * partial tile is served only as wide as it was asked for; one the tree has not reached is 404.
+ */
+export async function logTileRead(db: Db, path: string): Promise<LogTileAnswer> {
+  const tile = parseTilePath(path)
+  if (tile === null) return { ok: false, reason: 'bad_path' }
+  const width = tile.width ?? TILE_WIDTH
+  const [hashes] = await treeTilesRead(db, [{ level: tile.level, index: tile.index, width }])
+  if (!hashes) return { ok: false, reason: 'not_found' }
+  const full = width === TILE_WIDTH
+  if (tile.level !== 'entries') return { ok: true, bytes: hashes, full }
+  const bundle = new Uint8Array(width * 34)
+  for (let i = 0; i < width; i++) {
+    bundle[i * 34] = 0
+    bundle[i * 34 + 1] = 32
+    bundle.set(hashes.subarray(i * 32, i * 32 + 32), i * 34 + 2)
+  }
+  return { ok: true, bytes: bundle, full }
+}
