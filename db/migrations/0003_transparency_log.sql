@@ -151,6 +151,34 @@ begin
   return known;
 end $$;
 
+-- Witnesses' cosignatures (C2SP tlog-cosignature) of the log's checkpoints, as each witness
+-- answered an add-checkpoint request: the signature line, verified with the witness's key
+-- before it is kept. /log/checkpoint and receipts carry them after the log's own signature.
+create table ledger_cosignatures (
+  tree_size   bigint not null,
+  witness     text not null,
+  line        text not null,
+  cosigned_at timestamptz not null,
+  primary key (tree_size, witness)
+);
+create trigger ledger_cosignatures_append_only
+  before update or delete on ledger_cosignatures
+  for each row execute function hookledger_ledger_append_only();
+create trigger ledger_cosignatures_no_truncate
+  before truncate on ledger_cosignatures
+  for each statement execute function hookledger_ledger_append_only();
+
+create function hookledger_cosignature_add(p jsonb) returns void
+language plpgsql security definer set search_path from current as $$
+begin
+  if not exists (select 1 from ledger_checkpoints where total = (p ->> 'tree_size')::bigint and tree_note is not null) then
+    perform hookledger_refuse('cosignature_size', format('the log signed no tree of %s rows', p ->> 'tree_size'));
+  end if;
+  insert into ledger_cosignatures (tree_size, witness, line, cosigned_at)
+  values ((p ->> 'tree_size')::bigint, p ->> 'witness', p ->> 'line', (p ->> 'cosigned_at')::timestamptz)
+  on conflict (tree_size, witness) do nothing;
+end $$;
+
 -- As the baseline ends: the functions this migration made or replaced, pinned like the rest.
 do $$
 declare

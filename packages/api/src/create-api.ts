@@ -128,7 +128,7 @@ export function createApi(options: ApiOptions): Hono<Env> {
   app.route('/', instrumentRoutes.app)
   for (const path of instrumentRoutes.paths) routes.push({ method: 'GET', pattern: pathPattern(path) })
   if (options.logTiles !== false) {
-    const logRoutes = createLogRoutes(deps.db)
+    const logRoutes = createLogRoutes(deps.db, deps.logPolicy ?? null)
     app.route('/', logRoutes.app)
     for (const path of logRoutes.paths) routes.push({ method: 'GET', pattern: pathPattern(path.replace('*', '.*')) })
   }

@@ -1,6 +1,7 @@
 import { Hono } from 'hono'
 import { logCheckpointRead, logTileRead } from '@hookledger/ops'
 import type { Db } from '@hookledger/store'
+import type { TlogPolicy } from '@hookledger/ops'
 import { problem } from './problem.js'
 
 /**
@@ -9,10 +10,10 @@ import { problem } from './problem.js'
  * and entry bundles; full ones immutable). Public: they reveal hashes only. The prefix a
  * verifier is given is `<public URL>/log`.
  */
-export function createLogRoutes(db: Db): { app: Hono; paths: string[] } {
+export function createLogRoutes(db: Db, policy: TlogPolicy | null = null): { app: Hono; paths: string[] } {
   const app = new Hono()
   app.get('/log/checkpoint', async (c) => {
-    const note = await logCheckpointRead(db)
+    const note = await logCheckpointRead(db, policy)
     if (note === null) return problem(c, 404, 'not_found', 'the log has no checkpoint yet: nothing has been sealed')
     return c.body(note, 200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'public, max-age=2' })
   })

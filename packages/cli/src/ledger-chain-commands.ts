@@ -6,6 +6,13 @@ import {
   ledgerVerifierKey,
   type ChainProblem,
   type GivenLedgerKey,
+  type TlogPolicy,
+  ed25519NoteVerifier,
+  encodeVerifierKey,
+  parseCheckpointBody,
+  parseTlogPolicy,
+  servedCheckpoint,
+  verifyCheckpointWithPolicy,
   type LedgerKeyHandOver,
   type LedgerSigningKey,
   ledgerFileLines,
@@ -115,6 +122,8 @@ export async function ledgerVerifyCommand(
     'chain-only'?: boolean | undefined
     /** A checkpoint note file saved earlier: the log's tree must extend it. */
     since?: string | undefined
+    /** A tlog-policy file: the served checkpoint must carry its quorum (receipts too). */
+    policy?: string | undefined
     full?: boolean | undefined
     json?: boolean | undefined
     /** Key hand-overs (rotate-key): checkpoints of the keys before and after the trusted one verify too. */
@@ -135,11 +144,20 @@ export async function ledgerVerifyCommand(
     io.err(`--public-key: ${(err as Error).message}`)
     return USAGE
   }
+  let policy: TlogPolicy | null = null
+  if (args.policy !== undefined) {
+    try {
+      policy = parseTlogPolicy(readFileSync(args.policy, 'utf8'))
+    } catch (err) {
+      io.err(`--policy ${args.policy}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+      return USAGE
+    }
+  }
   if (args.file && args.receipt) {
     io.err('verify either --file or --receipt, not both')
     return USAGE
   }
-  if (args.receipt) return verifyReceiptFile(io, args.receipt, trusted, args.json)
+  if (args.receipt) return verifyReceiptFile(io, args.receipt, trusted, args.json, policy)
   if (args.file) return verifyExportFile(io, args.file, publicKey, args.json)
   if (!db) {
     io.err('no database to verify')
@@ -157,16 +175,19 @@ export async function ledgerVerifyCommand(
         return USAGE
       }
     }
-    const { ok, chain, tree, replay } = await ledgerVerify(open.db, {
+    const witnessed = policy ? await witnessedCheckpoint(open.db, policy, publicKey, args.handOvers ?? []) : null
+    const { ok: ledgerOk, chain, tree, replay } = await ledgerVerify(open.db, {
       publicKey,
-      since,
+      // The quorum's checkpoint, when there is one and no note was given: the tree must extend it.
+      since: since ?? (witnessed?.ok ? witnessed.note : undefined),
       ...(args.handOvers ? { handOvers: args.handOvers } : {}),
       full: args.full === true,
       chainOnly: args['chain-only'] === true,
       onProgress: (p) => tick(`chain: ${p.rows} rows, ${p.checkpoints} checkpoints`),
     })
     const snapshotOk = replay?.snapshot?.digestMatches ?? true
-    if (args.json) io.out(JSON.stringify({ ok, chain, tree, replay }))
+    const ok = ledgerOk && (witnessed?.ok ?? true)
+    if (args.json) io.out(JSON.stringify({ ok, chain, tree, witnessed: witnessed && { ok: witnessed.ok, size: witnessed.size, witnesses: witnessed.witnesses, problem: witnessed.problem }, replay }))
     else {
       io.out(`chain: ${chain.rows} rows ${startText(chain.start, chain.headerOnly)}(${chain.sealedRows} sealed in ${chain.checkpoints - chain.headerOnly} checkpoints, ${chain.unsealedRows} not sealed yet) in ${chain.ms} ms`)
       for (const p of chain.problems) io.out(problemLine(p))
@@ -174,6 +195,7 @@ export async function ledgerVerifyCommand(
       if (chain.ok) io.out('chain intact: every row and checkpoint verifies')
       else io.out(`first bad position: ${chain.firstBadPosition ?? '-'}`)
       for (const p of tree.problems) io.out(`TAMPERED tree ${p.kind}${p.size !== null ? ` at size ${p.size}` : ''}: ${p.detail}`)
+      if (witnessed) io.out(witnessed.ok ? `witnessed: the checkpoint of ${witnessed.size} rows carries the policy's quorum (${witnessed.witnesses.join(', ')})` : `TAMPERED witness quorum: ${witnessed.problem}`)
       if (tree.ok) io.out(`tree intact: log ${tree.origin ?? '-'} of ${tree.size} rows; ${tree.leavesChecked} leaves checked against their rows, ${tree.checkpointsProven} checkpoints proven prefixes of it${since ? ', and so is the saved one' : ''}`)
       if (replay) {
         if (!snapshotOk) io.out(snapshotTamperedLine(replay.snapshot!))
@@ -185,6 +207,20 @@ export async function ledgerVerifyCommand(
     return ok ? INTACT : TAMPERED
   } finally {
     await open.close()
+  }
+}
+
+/** The checkpoint the log serves under `policy`, and whether it carries the quorum (signed by a trusted key). */
+async function witnessedCheckpoint(db: Db, policy: TlogPolicy, publicKey: Uint8Array, handOvers: readonly LedgerKeyHandOver[]) {
+  const served = await servedCheckpoint(db, policy)
+  if (!served) return { ok: false, size: 0, witnesses: [] as string[], note: '', problem: 'the log has no checkpoint to carry a quorum' }
+  const origin = parseCheckpointBody(served.note.slice(0, served.note.indexOf('\n\n') + 1)).origin
+  const keys = [publicKey, ...handOvers.flatMap((h) => [h.fromPublicKey, h.toPublicKey])]
+  try {
+    const opened = verifyCheckpointWithPolicy(policy, served.note, keys.map((k) => ed25519NoteVerifier(encodeVerifierKey(origin, k))))
+    return { ok: true, size: served.size, witnesses: [...opened.witnesses], note: served.note, problem: null }
+  } catch (err) {
+    return { ok: false, size: served.size, witnesses: [...served.witnesses], note: served.note, problem: `the newest checkpoint (${served.size} rows) does not carry the policy's quorum: ${(err as Error).message}` }
   }
 }
 

@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { ledgerReceipt, verifyLedgerReceipt, verifyRowTlogProof, type GivenLedgerKey, type LedgerReceipt } from '@hookledger/ledger'
+import { ledgerReceipt, verifyLedgerReceipt, verifyRowTlogProof, type GivenLedgerKey, type LedgerReceipt, type ReceiptTrust, type TlogPolicy } from '@hookledger/ledger'
 import type { Db } from '@hookledger/store'
 import type { CliIo } from './commands.js'
 import { INTACT, TAMPERED, UNPROVEN, USAGE } from './ledger-exit-codes.js'
@@ -51,7 +51,7 @@ export async function ledgerReceiptCommand(db: Db, io: CliIo, args: { delivery?:
  * `.tlog-proof` file, or a directory of them. Exit 0 when everything shown is proven, 3 when
  * nothing is wrong but some rows are not sealed yet, 1 when anything does not verify.
  */
-export function verifyReceiptFile(io: CliIo, file: string, trusted: GivenLedgerKey, json: boolean | undefined): number {
+export function verifyReceiptFile(io: CliIo, file: string, trusted: GivenLedgerKey, json: boolean | undefined, policy: TlogPolicy | null = null): number {
   let files: string[]
   try {
     files = statSync(file).isDirectory()
@@ -65,7 +65,7 @@ export function verifyReceiptFile(io: CliIo, file: string, trusted: GivenLedgerK
     io.err(`${file} holds no .tlog-proof files`)
     return USAGE
   }
-  const trust = { publicKey: trusted.publicKey, origin: trusted.origin }
+  const trust: ReceiptTrust = { publicKey: trusted.publicKey, origin: trusted.origin, policy }
   let text: string
   if (files.length === 1) {
     try {
@@ -89,7 +89,7 @@ export function verifyReceiptFile(io: CliIo, file: string, trusted: GivenLedgerK
   return ok ? INTACT : TAMPERED
 }
 
-function verifyReceiptJson(io: CliIo, text: string, file: string, trust: { publicKey: Uint8Array; origin: string | null }, json: boolean | undefined): number {
+function verifyReceiptJson(io: CliIo, text: string, file: string, trust: ReceiptTrust, json: boolean | undefined): number {
   let receipt: LedgerReceipt
   try {
     receipt = JSON.parse(text) as LedgerReceipt

@@ -199,7 +199,7 @@ export const webhooksReceipt = defineOp({
     unprovable: z.array(chainRowSchema),
   }),
   async handler(ctx, input) {
-    const receipt = await ledgerReceipt(ctx.deps.db, { owner_id: ctx.principal.owner_id, delivery_id: input.id })
+    const receipt = await ledgerReceipt(ctx.deps.db, { owner_id: ctx.principal.owner_id, delivery_id: input.id, policy: ctx.deps.logPolicy ?? null })
     if (!receipt) throw notFound('delivery')
     const key = await requirePublicKey(ctx.deps.ledgerKeys)
     return ok({

@@ -1,4 +1,4 @@
-import { latestTreeNote, parseTilePath, treeTilesRead } from '@hookledger/ledger'
+import { parseTilePath, servedCheckpoint, treeTilesRead, type TlogPolicy } from '@hookledger/ledger'
 import type { Db } from '@hookledger/store'
 
 /**
@@ -6,9 +6,12 @@ import type { Db } from '@hookledger/store'
  * hashes only (a tile of entries holds rows' commitments, never a row), so they need no token.
  */
 
-/** The newest signed checkpoint note (with the witnesses' cosignatures it has), or null before the first seal. */
-export async function logCheckpointRead(db: Db): Promise<string | null> {
-  return (await latestTreeNote(db))?.note ?? null
+/**
+ * The checkpoint the log serves, with the witnesses' cosignatures: the newest that meets the
+ * policy's quorum (the newest without a policy), or null before the first seal.
+ */
+export async function logCheckpointRead(db: Db, policy: TlogPolicy | null = null): Promise<string | null> {
+  return (await servedCheckpoint(db, policy))?.note ?? null
 }
 
 /** A tile's bytes, or why there are none. */
@@ -39,3 +42,4 @@ export async function logTileRead(db: Db, path: string): Promise<LogTileAnswer> 
   }
   return { ok: true, bytes: bundle, full }
 }
+export type { TlogPolicy } from '@hookledger/ledger'

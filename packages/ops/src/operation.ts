@@ -1,3 +1,4 @@
+import type { TlogPolicy } from '@hookledger/ledger'
 import type { z } from 'zod'
 import type { Clock, EgressPolicy, EventCatalog, Logger, SecretBox } from '@hookledger/core'
 import type { Db, TokenPrincipal, TokenScope } from '@hookledger/store'
@@ -17,6 +18,8 @@ export interface OpDeps {
   readonly publicBaseUrl: string
   /** The ledger's keys: the signing one only where sealing runs, the public halves anywhere. */
   readonly ledgerKeys: LedgerKeys
+  /** The log's witness policy (HOOKLEDGER_WITNESS_POLICY): what checkpoint is served and proven against. Absent: none. */
+  readonly logPolicy?: TlogPolicy | null
 }
 
 /** Who is calling: a token's principal. */

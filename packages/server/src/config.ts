@@ -12,7 +12,7 @@ import {
   type AttemptTimeouts,
   type SnoozeBudget,
 } from '@hookledger/core'
-import { ledgerPublicKeyText, parseGivenLedgerKey, parseLedgerPublicKey, parseLedgerSigningKey } from '@hookledger/ledger'
+import { ledgerPublicKeyText, parseGivenLedgerKey, parseTlogPolicy, type TlogPolicy, parseLedgerPublicKey, parseLedgerSigningKey } from '@hookledger/ledger'
 import { assertDbSchemaName, DEFAULT_DB_SCHEMA } from '@hookledger/store'
 
 const intIn = (min: number, max: number, def: number) =>
@@ -47,6 +47,21 @@ const checked = <T>(fn: (v: string) => T) =>
  * Reads and validates the catalog extension file (a JSON array of declarations) at start, so a
  * bad file stops the process with a message naming the entry and field instead of failing later.
  */
+/** Reads and parses a tlog-policy file; the error names the file and the line. */
+export function loadWitnessPolicyFile(file: string): TlogPolicy {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (err) {
+    throw new Error(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+  }
+  try {
+    return parseTlogPolicy(text)
+  } catch (err) {
+    throw new Error(`${file}: ${(err as Error).message}`)
+  }
+}
+
 export function loadCatalogFile(file: string): { file: string; entries: unknown[] } {
   let text: string
   try {
@@ -126,6 +141,9 @@ export const configSchema = z.object({
   HOOKLEDGER_SNAPSHOT_INTERVAL_HOURS: intIn(0, 8760, 24),
   HOOKLEDGER_EGRESS_ALLOW: checked(parseEgressAllowList),
   HOOKLEDGER_CATALOG_FILE: checked(loadCatalogFile),
+  // A C2SP tlog-policy file: the witnesses each checkpoint is submitted to (\`witness <name> <vkey> <url>\`)
+  // and the quorum /log/checkpoint and receipts must carry.
+  HOOKLEDGER_WITNESS_POLICY: checked(loadWitnessPolicyFile),
   HOOKLEDGER_ROTATION_GRACE_HOURS: intIn(0, 24 * 30, 24),
   HOOKLEDGER_CONCURRENCY: intIn(1, 4096, 64),
   HOOKLEDGER_RETENTION_DAYS: intIn(1, 3650, 30),

@@ -31,6 +31,8 @@ const USAGE = `usage: hookledger <command>
                                               chain + checkpoints + the log's tree + replay from the
                                               latest snapshot (--full: every row left; --since: a saved
                                               checkpoint the tree must extend); exit 0 intact, 1 tampered
+  ledger verify --policy F                    also: the served checkpoint carries the tlog-policy's
+                                              witness quorum, and the tree extends it
   ledger verify --file F --public-key K       verify an export or an archive offline
   ledger verify --receipt F --public-key K    verify a receipt offline: receipt.json, a .tlog-proof or a
                                               directory of them (K: the vkey or hlpk_ key); exit 3 when
@@ -88,6 +90,7 @@ async function ledgerCommand(io: CliIo, config: Config, sub: string | undefined,
       receipt: { type: 'string' },
       'public-key': { type: 'string' },
       since: { type: 'string' },
+      policy: { type: 'string' },
       from: { type: 'string' },
       to: { type: 'string' },
       full: { type: 'boolean' },

@@ -1,3 +1,4 @@
+import type { WitnessOutcome } from '@hookledger/worker'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { AttemptResult, Clock, LedgerEntry } from '@hookledger/core'
 import { queueStats, type Db, type QueueStats } from '@hookledger/store'
@@ -25,6 +26,8 @@ export interface ServiceMetrics {
   queueStats(): Promise<QueueStats>
   /** Prometheus text exposition. */
   render(): Promise<{ contentType: string; body: string }>
+  /** Counts what a witness did with a checkpoint (the log's alert: `rolled_back`). */
+  witnessed(outcome: WitnessOutcome): void
 }
 
 const statusClass = (r: AttemptResult) => (r.kind === 'response' ? `${Math.floor(r.status / 100)}xx` : r.kind)
@@ -162,9 +165,17 @@ export function createServiceMetrics(options: { db: Db; clock: Clock }): Service
   gauge('hookledger_ledger_snapshot_position', 'Replay and ledger verify start from this position (the latest signed projection snapshot; 0: none).', (s, g) => g.set(s.snapshotPosition))
   gauge('hookledger_ledger_snapshot_age_seconds', 'Age of the latest signed projection snapshot (-1: none yet).', (s, g) => g.set(s.snapshotAgeSeconds ?? -1))
 
+  const witnessSubmissions = new Counter({
+    name: 'hookledger_witness_submissions_total',
+    help: 'Checkpoints submitted to witnesses, by witness and outcome: cosigned, failed (refused or down), rolled_back (the witness holds a larger tree than the log: alert).',
+    labelNames: ['witness', 'outcome'] as const,
+    registers: [registry],
+  })
+
   return {
     registry,
     observer,
+    witnessed: (o) => witnessSubmissions.inc({ witness: o.witness, outcome: o.outcome }),
     totals,
     queueStats: stats,
     render: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),

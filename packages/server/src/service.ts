@@ -32,12 +32,12 @@ import {
   type EmbedAdmits,
 } from '@hookledger/store'
 import { openEmbeddedDatabase, type EmbeddedDatabase } from '@hookledger/embedded'
-import { DatabaseHealth, Dispatcher, LedgerSealerLoop, createHttpTransport } from '@hookledger/worker'
+import { DatabaseHealth, Dispatcher, LedgerSealerLoop, WitnessSubmitter, createHttpTransport } from '@hookledger/worker'
 import { attemptTimeoutsOf, snoozeBudgetOf, type Config } from './config.js'
 import { listenHttp } from './http-listener.js'
 import { loggingObserver, startActivitySummary } from './activity-log.js'
 import { createReadiness } from './readiness.js'
-import { createServiceMetrics } from './service-metrics.js'
+import { createServiceMetrics, type ServiceMetrics } from './service-metrics.js'
 import { loadMasterKey } from './key-files.js'
 import { createLedgerKeys, sealingLedgerKey, type SigningKeySource } from './ledger-keys.js'
 import { StartupError } from './startup-error.js'
@@ -240,7 +240,15 @@ export function createOpDeps(
     logger: log,
     rotationGraceMs: config.HOOKLEDGER_ROTATION_GRACE_HOURS * 3_600_000,
     publicBaseUrl: config.HOOKLEDGER_PUBLIC_URL ?? `http://${config.HOST}:${options.port ?? config.PORT}`,
+    logPolicy: config.HOOKLEDGER_WITNESS_POLICY ?? null,
   }
+}
+
+/** The policy's witnesses that take submissions (a URL), or none. */
+function witnessSubmitterFor(config: Config, db: Db, clock: Clock, log: Pino, metrics: ServiceMetrics): WitnessSubmitter | undefined {
+  const witnesses = [...(config.HOOKLEDGER_WITNESS_POLICY?.witnesses.values() ?? [])].filter((w) => w.url !== null)
+  if (witnesses.length === 0) return undefined
+  return new WitnessSubmitter({ db, witnesses, clock, logger: log.child({ component: 'witness' }), onOutcome: (o) => metrics.witnessed(o) })
 }
 
 export type Role = 'api' | 'worker' | 'all'
@@ -351,6 +359,7 @@ export async function startService(
       snapshotEveryMs: config.HOOKLEDGER_SNAPSHOT_INTERVAL_HOURS * 3_600_000,
       logger: log.child({ component: 'sealer' }),
       health,
+      witnesses: witnessSubmitterFor(config, database.db, deps.clock, log, metrics),
     })
     sealer.start()
     summary = startActivitySummary({ log, metrics })

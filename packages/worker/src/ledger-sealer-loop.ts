@@ -9,6 +9,7 @@ import {
 } from '@hookledger/ledger'
 import { type Db } from '@hookledger/store'
 import type { DatabaseHealth } from './database-health.js'
+import type { WitnessSubmitter } from './witness-submitter.js'
 
 type SealerOptions = {
   db: Db
@@ -21,6 +22,8 @@ type SealerOptions = {
   snapshotEveryMs?: number
   logger?: Logger | undefined
   health?: DatabaseHealth | undefined
+  /** The policy's witnesses: each new checkpoint goes to them; one holding a larger tree stops the sealing. */
+  witnesses?: WitnessSubmitter | undefined
 }
 
 /** How often the loop asks whether a snapshot is due (a query on a tiny table). */
@@ -42,6 +45,9 @@ export class LedgerSealerLoop {
   #stopped = false
   #snapshotting: Promise<void> | null = null
   #snapshotCheckedAt = Number.NEGATIVE_INFINITY
+  #witnessed = false
+  #submitting: Promise<void> | null = null
+  #submitAgain = false
 
   constructor(options: SealerOptions) {
     this.#o = options
@@ -54,12 +60,50 @@ export class LedgerSealerLoop {
     this.#schedule()
   }
 
-  /** One seal now (what the timer runs); resolves when done. */
+  /**
+   * One seal now (what the timer runs); resolves when done. With witnesses: the newest checkpoint
+   * goes to them first (so a log rolled back behind a witness is caught before it signs again),
+   * then after every seal that made one, beside the sealing (a slow witness never holds it up).
+   */
   async sealOnce(): Promise<number> {
+    const witnesses = this.#o.witnesses
+    if (witnesses && !this.#witnessed) {
+      this.#witnessed = true
+      await witnesses.submit()
+    }
+    if (witnesses?.rolledBack) {
+      this.#o.logger?.error({ reason: witnesses.rolledBack }, 'ledger:sealing_stopped')
+      return 0
+    }
     const { checkpoints, rows } = await ledgerSeal(this.#o.db, { key: this.#o.key, now: this.#o.clock.now() })
     if (checkpoints.length > 0) this.#o.logger?.debug({ rows, seq: checkpoints[checkpoints.length - 1]!.seq }, 'ledger:sealed')
+    if (witnesses && checkpoints.length > 0) this.#submitBeside(witnesses)
     this.#snapshotIfDue()
     return rows
+  }
+
+  /** At most one submission in flight; a seal while one runs is picked up by the next. */
+  #submitBeside(witnesses: WitnessSubmitter): void {
+    if (this.#submitting) {
+      this.#submitAgain = true
+      return
+    }
+    this.#submitting = witnesses
+      .submit()
+      .then(() => undefined)
+      .catch((err: unknown) => this.#o.logger?.warn({ err }, 'witness:submit_failed'))
+      .finally(() => {
+        this.#submitting = null
+        if (this.#submitAgain && !this.#stopped) {
+          this.#submitAgain = false
+          this.#submitBeside(witnesses)
+        }
+      })
+  }
+
+  /** Resolves when the witnesses have been sent the newest checkpoint (tests, shutdown). */
+  async witnessed(): Promise<void> {
+    while (this.#submitting) await this.#submitting
   }
 
   /** Starts a snapshot beside the sealing when the latest is older than `snapshotEveryMs`. */
@@ -101,6 +145,7 @@ export class LedgerSealerLoop {
     await this.#running
     await this.#snapshotting
     await this.sealOnce().catch((err: unknown) => this.#failed(err))
+    await this.#submitting
   }
 
   /** Through an outage the next interval is the retry, and the outage is logged once (health). */

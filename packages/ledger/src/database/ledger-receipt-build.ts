@@ -7,6 +7,8 @@ import { sql } from 'kysely'
 import type { Db, Trx } from '@hookledger/store'
 import { CHAIN_ROW_COLUMNS } from './ledger-chain-rows.js'
 import { latestTreeNote, treeTilesRead } from './ledger-tree.js'
+import { servedCheckpoint } from './ledger-cosignatures.js'
+import type { TlogPolicy } from '../log/index.js'
 
 /** Tiles read from the database for proofs: one query per proof, each tile as wide as asked. */
 export function databaseTileReader(db: Db | Trx): TileReader {
@@ -21,13 +23,13 @@ export function databaseTileReader(db: Db | Trx): TileReader {
 
 /**
  * A delivery's receipt: every ledger row about it, each sealed one as a `tlog-proof` into the
- * newest signed checkpoint (its leaf index is its sealed ordinal; the proof comes from the
+ * checkpoint the log serves (the newest, or with a policy the newest its witnesses cosigned; its leaf index is its sealed ordinal; the proof comes from the
  * tiles, O(log n) hashes). Rows past the newest checkpoint are `unsealed`; a row inside the
  * sealed range that no checkpoint sealed is `unprovable` — never passed off as merely late.
  * `owner_id` scopes it to one owner (another owner's delivery answers the same as a missing
  * one); without it (the operator's CLI) any owner's. Null when there is no such delivery.
  */
-export async function ledgerReceipt(db: Db, params: { owner_id?: string; delivery_id: string }): Promise<LedgerReceipt | null> {
+export async function ledgerReceipt(db: Db, params: { owner_id?: string; delivery_id: string; policy?: TlogPolicy | null }): Promise<LedgerReceipt | null> {
   return db
     .transaction()
     .setIsolationLevel('repeatable read')
@@ -40,10 +42,12 @@ export async function ledgerReceipt(db: Db, params: { owner_id?: string; deliver
         `.execute(trx)
       ).rows
       if (rows.length === 0) return null
-      const head = await latestTreeNote(trx)
-      const sealedThrough = head
+      const newest = await latestTreeNote(trx)
+      // Proofs go into the checkpoint the log serves: with a policy, the newest one its witnesses cosigned.
+      const head = await servedCheckpoint(trx, params.policy ?? null)
+      const sealedThrough = newest
         ? (await sql<{ last_tx_id: string | null; last_position: string | null }>`
-            select last_tx_id::text, last_position::text from ledger_checkpoints where seq = ${head.seq}::bigint
+            select last_tx_id::text, last_position::text from ledger_checkpoints where seq = ${newest!.seq}::bigint
           `.execute(trx)).rows[0]!
         : null
       const places = await leafIndexesOf(trx, rows)

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { ed25519NoteVerifier, encodeVerifierKey, openCheckpoint, parseTlogProof } from '../log/index.js'
+import { ed25519NoteVerifier, encodeVerifierKey, openCheckpoint, parseTlogProof, verifyCheckpointWithPolicy, type TlogPolicy } from '../log/index.js'
 import { type ChainRow, ledgerRowBytes, ledgerRowFromBytes, logLeafHash } from './ledger-row-encoding.js'
 import { verifyInclusion } from './merkle-tree.js'
 
@@ -73,7 +73,15 @@ const sha256 = (bytes: Uint8Array) => new Uint8Array(createHash('sha256').update
  * the proof leads from SHA-256(0x00 ‖ SHA-256(extra)) at `index` to the signed root. Never
  * throws: a malformed file is a problem.
  */
-export function verifyRowTlogProof(text: string | Uint8Array, trust: { publicKey: Uint8Array; origin?: string | null }): RowProofCheck {
+export interface ReceiptTrust {
+  readonly publicKey: Uint8Array
+  /** The log's origin, when the trusted key was given as a vkey. */
+  readonly origin?: string | null
+  /** A tlog-policy: the checkpoint must also carry its quorum of witness cosignatures. */
+  readonly policy?: TlogPolicy | null
+}
+
+export function verifyRowTlogProof(text: string | Uint8Array, trust: ReceiptTrust): RowProofCheck {
   const fail = (problem: string, partial: Partial<RowProofCheck> = {}): RowProofCheck => ({
     ok: false, index: null, treeSize: null, origin: null, row: null, problem, ...partial,
   })
@@ -87,10 +95,18 @@ export function verifyRowTlogProof(text: string | Uint8Array, trust: { publicKey
   const origin = proof.body.origin
   const at = { index, treeSize: Number(proof.body.size), origin }
   if (trust.origin && trust.origin !== origin) return fail(`the checkpoint is of log ${origin}, not ${trust.origin}`, at)
+  const logVerifier = ed25519NoteVerifier(encodeVerifierKey(origin, trust.publicKey))
   try {
-    openCheckpoint(proof.checkpoint, [ed25519NoteVerifier(encodeVerifierKey(origin, trust.publicKey))])
+    openCheckpoint(proof.checkpoint, [logVerifier])
   } catch (err) {
     return fail(`the checkpoint is not signed by this key (${(err as Error).message})`, at)
+  }
+  if (trust.policy) {
+    try {
+      verifyCheckpointWithPolicy(trust.policy, proof.checkpoint, [logVerifier])
+    } catch (err) {
+      return fail(`the checkpoint lacks the policy's quorum of witnesses (${(err as Error).message})`, at)
+    }
   }
   if (proof.extra === null) return fail('no extra line: the row the proof is about is missing', at)
   const row = ledgerRowFromBytes(proof.extra)
@@ -107,7 +123,7 @@ export function verifyRowTlogProof(text: string | Uint8Array, trust: { publicKey
  * delivery's and is the row the entry shows, that no leaf appears twice; unsealed rows must be
  * well-formed rows of the delivery, and any unprovable row fails the receipt.
  */
-export function verifyLedgerReceipt(receipt: LedgerReceipt, trust: { publicKey: Uint8Array; origin?: string | null }): LedgerReceiptVerification {
+export function verifyLedgerReceipt(receipt: LedgerReceipt, trust: ReceiptTrust): LedgerReceiptVerification {
   const problems: string[] = []
   if (typeof receipt !== 'object' || receipt === null) {
     return { ok: false, proven: 0, unsealed: 0, unprovable: 0, problems: ['the receipt is not an object'] }

@@ -61,6 +61,7 @@ const SERVICE_FUNCTIONS = [
   'hookledger_events_prune(timestamp with time zone, integer, timestamp with time zone)',
   'hookledger_checkpoint_append(jsonb)',
   'hookledger_log_origin_ensure(text)',
+  'hookledger_cosignature_add(jsonb)',
   'hookledger_snapshot_cut(integer)',
   'hookledger_snapshot_append(jsonb)',
   'hookledger_snapshot_rows_append(bigint, jsonb)',
