@@ -55,7 +55,7 @@ export interface DrainResult {
   readonly busy: number
   readonly loopDelay: { p50: number; p99: number }
   readonly cpu: Record<string, number>
-  readonly lag: { maxRows: number; samples: number; catchUpMs: number; checkpoints: number }
+  readonly lag: { maxRows: number; samples: number; catchUpMs: number; checkpoints: number; p50Ms: number; p99Ms: number }
   /** Statements this process sent to PostgreSQL during the drain, per delivery and per settle transaction. */
   readonly roundTrips: { total: number; perDelivery: number; perSettle: number }
   /** WAL bytes per delivery, and per table updates per delivery and their HOT share (table-writes.ts). */
@@ -118,13 +118,20 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
       ? new LedgerSealerLoop({ db, key: env.ledgerKey, clock, intervalMs: defaults ? defaults.HOOKLEDGER_CHECKPOINT_INTERVAL_SECONDS * 1000 : CHECKPOINT_INTERVAL_MS })
       : null
     const lag = { maxRows: 0, samples: 0 }
+    // The age of the oldest row no signed checkpoint covers yet, every 100 ms: a delivery's outcome
+    // is in a signed checkpoint at most that long after it was written.
+    const lagMs: number[] = []
     const sampler = opts.sealer
       ? setInterval(() => {
           void ledgerSealState(db).then((st) => {
             lag.samples++
             lag.maxRows = Math.max(lag.maxRows, Number(st.latestPosition ?? 0) - Number(st.sealedPosition ?? 0))
           })
-        }, 250)
+          void sql<{ ms: number | null }>`
+            select (extract(epoch from clock_timestamp() - min(l.occurred_at)) * 1000)::float8 as ms from ledger l
+            where (l.tx_id, l.position) > coalesce((select (c.last_tx_id, c.last_position) from ledger_checkpoints c order by c.seq desc limit 1), ('0'::xid8, 0::bigint))
+          `.execute(db).then((r) => lagMs.push(Math.max(0, r.rows[0]?.ms ?? 0)), () => {})
+        }, 100)
       : null
     sealer?.start()
     progress.phase(`${opts.name}: draining ${total} deliveries at concurrency ${concurrency}`, async () => `${await countCompleted(db)} of ${total} completed`)
@@ -162,7 +169,7 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
       busy: Number(span.busy),
       roundTrips: { total: statements, perDelivery: statements / total, perSettle: statements / Math.max(1, Number(span.settles)) },
       loopDelay: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6 },
-      lag: { ...lag, catchUpMs, checkpoints: sealer ? (await ledgerSealState(db)).checkpoints : 0 },
+      lag: { ...lag, catchUpMs, checkpoints: sealer ? (await ledgerSealState(db)).checkpoints : 0, p50Ms: percentileOf(lagMs, 50), p99Ms: percentileOf(lagMs, 99) },
       writes,
     }
   } finally {
@@ -205,4 +212,10 @@ async function drainSpan(db: Db) {
       from ledger
     `.execute(db)
   ).rows[0]!
+}
+
+function percentileOf(values: readonly number[], p: number): number {
+  if (values.length === 0) return 0
+  const sorted = [...values].sort((a, b) => a - b)
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!)
 }

@@ -54,7 +54,7 @@ export const POOL_SIZE = 4
 export const OWNER = 'bench'
 export const EVENT_TYPE = 'booking.created'
 /** The sealer's default interval (HOOKLEDGER_CHECKPOINT_INTERVAL_SECONDS). */
-export const CHECKPOINT_INTERVAL_MS = 10_000
+export const CHECKPOINT_INTERVAL_MS = 1_000
 
 export const cfg = {
   // ceiling / drain: 200 events × 100 endpoints = 20,000 deliveries.

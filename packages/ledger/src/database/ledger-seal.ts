@@ -1,4 +1,4 @@
-import { chainNext, ledgerLeafHash, ledgerRowCommitment, logLeafHash, type ChainRow } from '../proof/ledger-row-encoding.js'
+import { chainNextBytes, ledgerRowBytes, ledgerRowSealHashes, logLeafHash, type ChainRow } from '../proof/ledger-row-encoding.js'
 import {
   checkpointHash,
   signCheckpoint,
@@ -73,9 +73,11 @@ export async function ledgerSeal(
       // The one growing tree's entries: the rows' commitments (after any rows sealed before it existed).
       const commitments: Uint8Array[] = [...tree.backlog]
       for (const row of batch) {
-        leaves.push(ledgerLeafHash(row))
-        commitments.push(ledgerRowCommitment(row))
-        head = chainNext(head, row)
+        const bytes = ledgerRowBytes(row)
+        const hashes = ledgerRowSealHashes(bytes)
+        leaves.push(hashes.segmentLeaf)
+        commitments.push(hashes.commitment)
+        head = chainNextBytes(head, bytes)
       }
       const grown = edgeAppend(tree.edge, commitments.map(logLeafHash))
       const checkpoint = signCheckpoint(params.key, {

@@ -126,10 +126,20 @@ export function ledgerContentHash(row: ChainRow): Uint8Array {
 
 /** The chain head after `row`: SHA-256(prev ‖ ledgerRowBytes(row)). */
 export function chainNext(prev: Uint8Array, row: ChainRow): Uint8Array {
+  return chainNextBytes(prev, ledgerRowBytes(row))
+}
+
+/** chainNext over a row's bytes already encoded (the sealer encodes each row once). */
+export function chainNextBytes(prev: Uint8Array, bytes: Uint8Array): Uint8Array {
   if (!(prev instanceof Uint8Array) || prev.length !== 32) {
     throw new Error('chain head must be 32 bytes')
   }
-  return sha256(prev, ledgerRowBytes(row))
+  return sha256(prev, bytes)
+}
+
+/** What sealing a row needs, from one encoding: its segment leaf hash and its log commitment. */
+export function ledgerRowSealHashes(bytes: Uint8Array): { segmentLeaf: Uint8Array; commitment: Uint8Array } {
+  return { segmentLeaf: sha256(Uint8Array.of(0x00), bytes), commitment: sha256(bytes) }
 }
 
 /**
