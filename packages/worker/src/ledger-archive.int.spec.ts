@@ -17,6 +17,19 @@ import {
   ledgerPartitions,
   ledgerPartitionsAhead,
   ledgerReplayVerify,
+  ledgerTreeVerify,
+  ledgerReceipt,
+  verifyLedgerReceipt,
+  databaseTileReader,
+  inclusionProofFromTiles,
+  consistencyProofFromTiles,
+  treeRootFromTiles,
+  verifyConsistency,
+  verifyInclusion,
+  latestTreeNote,
+  openCheckpoint,
+  ed25519NoteVerifier,
+  ledgerVerifierKey,
   ReplayStartError,
   type LedgerExportLine,
 } from '@hookledger/ledger'
@@ -109,7 +122,40 @@ describe('ledger archive', () => {
     const lines: LedgerExportLine[] = []
     await ledgerExport(h.db, { onLine: (line) => void lines.push(line) })
     expect(lines[0]).toMatchObject({ type: 'header', archived_through: before - 1 })
+    await treeHoldsAcrossTheArchive(before - 1)
   })
+
+  /**
+   * The tree across an archive boundary: archived rows keep their leaves (their tiles stay), so
+   * the root, inclusion proofs of archived leaves and consistency from a size inside the
+   * archived range still hold; ledger verify's tree pass checks the rows that are left; and a
+   * receipt of a delivery whose rows are left still proves them.
+   */
+  async function treeHoldsAcrossTheArchive(throughCheckpoint: number) {
+    const reader = databaseTileReader(h.db)
+    const head = (await latestTreeNote(h.db))!
+    const origin = (await sql<{ origin: string }>`select origin from ledger_log`.execute(h.db)).rows[0]!.origin
+    const root = openCheckpoint(head.note, [ed25519NoteVerifier(ledgerVerifierKey(origin, key.publicKey))]).checkpoint.root
+    expect(Buffer.from(await treeRootFromTiles(head.size, reader)).equals(Buffer.from(root))).toBe(true)
+    const archivedSize = Number((await sql<{ total: string }>`select total::text from ledger_checkpoints where seq = ${throughCheckpoint}`.execute(h.db)).rows[0]!.total)
+    expect(archivedSize).toBeGreaterThan(0)
+    const leafAt = async (index: number) => {
+      const tile = Math.floor(index / 256)
+      const [hashes] = await reader([{ level: 0, index: tile, width: Math.min(256, head.size - tile * 256) }])
+      return hashes!.subarray((index % 256) * 32, (index % 256) * 32 + 32)
+    }
+    for (const index of new Set([0, archivedSize - 1, archivedSize, head.size - 1].filter((i) => i >= 0 && i < head.size))) {
+      expect(verifyInclusion(await leafAt(index), index, head.size, await inclusionProofFromTiles(index, head.size, reader), root), `leaf ${index}`).toBe(true)
+    }
+    const oldRoot = await treeRootFromTiles(archivedSize, reader)
+    expect(verifyConsistency(archivedSize, head.size, await consistencyProofFromTiles(archivedSize, head.size, reader), oldRoot, root)).toBe(true)
+    const tree = await ledgerTreeVerify(h.db, { publicKey, full: true })
+    expect(tree.problems).toEqual([])
+    expect(tree.leavesChecked).toBeLessThan(head.size)
+    const kept = (await sql<{ delivery_id: string }>`select delivery_id::text from ledger where delivery_id is not null order by position desc limit 1`.execute(h.db)).rows[0]!.delivery_id
+    const receipt = (await ledgerReceipt(h.db, { delivery_id: kept }))!
+    expect(verifyLedgerReceipt(receipt, { publicKey })).toMatchObject({ ok: true, unprovable: 0 })
+  }
 
   it('a second archive continues after the first, with delivery retention between; verify stays clean', async () => {
     await traffic('c')
@@ -140,6 +186,7 @@ describe('ledger archive', () => {
     const replay = await ledgerReplayVerify(h.db)
     expect(replay.differences).toEqual([])
     expect(replay.snapshot?.digestMatches).toBe(true)
+    await treeHoldsAcrossTheArchive(before - 1)
   })
 
   it('a row deleted behind the triggers after an archive is still named: only what the archive sealed is excused', async () => {
