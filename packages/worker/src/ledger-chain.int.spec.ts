@@ -161,6 +161,17 @@ describe('ledger verify: the chain and signed checkpoints', () => {
     await ledgerExport(h.db, { from: '9', to: '12', onLine: (line) => void part.push(JSON.stringify(line)) })
     expect(part.some((l) => l.startsWith('{"type":"anchor"'))).toBe(true)
     expect(check(part)).toMatchObject({ ok: true, problems: [] })
+    // Cut at a checkpoint boundary (its count was never signed): the signed end is missing.
+    const lastCheckpoint = lines.map((l, i) => (l.startsWith('{"type":"checkpoint"') ? i : -1)).filter((i) => i >= 0).at(-1)!
+    const cut = check(lines.slice(0, lastCheckpoint))
+    expect(cut.ok).toBe(false)
+    expect(cut.malformed.join('\n')).toMatch(/no signed end: it was cut short/)
+    // Cut and given the end of a shorter tree: the sizes disagree.
+    const withOldEnd = [...lines.slice(0, lastCheckpoint), lines.at(-1)!]
+    expect(check(withOldEnd).malformed.join('\n')).toMatch(/ends at a tree of \d+ rows, but its last checkpoint reaches/)
+    // An end whose note was edited does not verify.
+    const forgedEnd = [...lines.slice(0, -1), lines.at(-1)!.replace(/\\n(\d+)\\n/, (_m, n: string) => `\\n${Number(n)}\\n`).replace(/— (\S+) ./, '— $1 A')]
+    expect(check(forgedEnd).ok).toBe(false)
   })
 
   it('many small checkpoints: positions and sequence numbers past a digit boundary stay in numeric order', async () => {

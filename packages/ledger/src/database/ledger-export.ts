@@ -10,7 +10,7 @@ import { archivedThrough } from './ledger-snapshot-read.js'
 export type LedgerExportLine =
   | {
       readonly type: 'header'
-      readonly format: 'hookledger.ledger-export.v1'
+      readonly format: typeof LEDGER_EXPORT_FORMAT
       readonly from: string | null
       readonly to: string | null
       readonly checkpoints: number
@@ -22,6 +22,14 @@ export type LedgerExportLine =
   | { readonly type: 'anchor'; readonly checkpoint: LedgerCheckpoint }
   | { readonly type: 'checkpoint'; readonly checkpoint: LedgerCheckpoint; readonly leaves: { readonly positions: readonly string[]; readonly hashes: readonly string[] } }
   | { readonly type: 'row'; readonly row: ChainRow }
+  /**
+   * The last line: the log's signed checkpoint note of the tree the export ends at (the last
+   * checkpoint's total), so a file cut short — even at a checkpoint boundary — fails.
+   */
+  | { readonly type: 'end'; readonly tree_size: number; readonly tree_note: string | null }
+
+/** The export format: v2 ends with a signed `end` line. */
+export const LEDGER_EXPORT_FORMAT = 'hookledger.ledger-export.v2'
 
 /**
  * Writes sealed history as JSON lines: the whole checkpoints that seal a row with a position
@@ -68,14 +76,17 @@ export async function ledgerExport(
       const chosen = firstIndex < 0 ? [] : all.slice(firstIndex, lastIndex + 1)
       await params.onLine({
         type: 'header',
-        format: 'hookledger.ledger-export.v1',
+        format: LEDGER_EXPORT_FORMAT,
         from: params.from ?? null,
         to: params.to ?? null,
         checkpoints: chosen.length,
         ...(range ? { checkpoint_range: { after: range.after, through: range.through } } : {}),
         archived_through: archived > 0 ? archived : null,
       })
-      if (chosen.length === 0) return { checkpoints: 0, rows: 0 }
+      if (chosen.length === 0) {
+        await params.onLine({ type: 'end', tree_size: 0, tree_note: null })
+        return { checkpoints: 0, rows: 0 }
+      }
       const anchor = firstIndex > 0 ? checkpointOf(all[firstIndex - 1]!) : null
       if (anchor) await params.onLine({ type: 'anchor', checkpoint: anchor })
       const end = checkpointOf(chosen[chosen.length - 1]!).last
@@ -101,6 +112,9 @@ export async function ledgerExport(
         if (++rows % 10_000 === 0) params.onProgress?.(rows)
       }
       while (next < chosen.length) await writeCheckpoint(chosen[next++]!)
+      const last = chosen[chosen.length - 1]!
+      const note = (await sql<{ tree_note: string | null }>`select tree_note from ledger_checkpoints where seq = ${last.seq}::bigint`.execute(trx)).rows[0]?.tree_note ?? null
+      await params.onLine({ type: 'end', tree_size: Number(last.total), tree_note: note })
       return { checkpoints: chosen.length, rows }
     })
 }
