@@ -18,6 +18,7 @@ import { ledgerSealState } from '@hookledger/ledger'
 import { Dispatcher, LedgerSealerLoop } from '@hookledger/worker'
 import { attemptTimeoutsOf, loadConfig, snoozeBudgetOf } from '@hookledger/server'
 import { startProfile, topStatements, resetStatements } from './drain-diagnostics.js'
+import { startBenchWitness } from './bench-witness.js'
 import { tableWritesMark, tableWritesSince } from './table-writes.js'
 import { bulkCreateEndpoints, countCompleted, countStates, createEndpoints, eventId, newDispatcher, newTransport, publish, waitCompleted } from './fixtures.js'
 import { freshDatabase, type BenchDb, type Env } from './harness.js'
@@ -55,7 +56,16 @@ export interface DrainResult {
   readonly busy: number
   readonly loopDelay: { p50: number; p99: number }
   readonly cpu: Record<string, number>
-  readonly lag: { maxRows: number; samples: number; catchUpMs: number; checkpoints: number; p50Ms: number; p99Ms: number }
+  readonly lag: {
+    maxRows: number
+    samples: number
+    catchUpMs: number
+    checkpoints: number
+    p50Ms: number
+    p99Ms: number
+    /** Checkpoint → the local witness's cosignature kept (ms), and how many sizes were cosigned. */
+    cosign: { p50Ms: number; p99Ms: number; cosigned: number } | null
+  }
   /** Statements this process sent to PostgreSQL during the drain, per delivery and per settle transaction. */
   readonly roundTrips: { total: number; perDelivery: number; perSettle: number }
   /** WAL bytes per delivery, and per table updates per delivery and their HOT share (table-writes.ts). */
@@ -114,8 +124,10 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
     loopDelay.enable()
     const profiler = diagnose && PROFILE ? await startProfile() : null
     const started = performance.now()
+    // With the sealer sampled: one local witness over loopback, cosigning each checkpoint.
+    const witness = opts.sealer ? await startBenchWitness(db) : null
     const sealer = opts.sealer || defaults
-      ? new LedgerSealerLoop({ db, key: env.ledgerKey, clock, intervalMs: defaults ? defaults.HOOKLEDGER_CHECKPOINT_INTERVAL_SECONDS * 1000 : CHECKPOINT_INTERVAL_MS })
+      ? new LedgerSealerLoop({ db, key: env.ledgerKey, clock, intervalMs: defaults ? defaults.HOOKLEDGER_CHECKPOINT_INTERVAL_SECONDS * 1000 : CHECKPOINT_INTERVAL_MS, ...(witness ? { witnesses: witness.submitter(env.ledgerKey) } : {}) })
       : null
     const lag = { maxRows: 0, samples: 0 }
     // The age of the oldest row no signed checkpoint covers yet, every 100 ms: a delivery's outcome
@@ -147,6 +159,8 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
     const sealStarted = performance.now()
     if (sealer) await sealer.stop()
     const catchUpMs = performance.now() - sealStarted
+    const cosign = witness ? await witness.lag() : null
+    witness?.close()
     loopDelay.disable()
     await profiler?.stop(path.join(RESULTS_DIR, 'drain.cpuprofile'))
     const cpu = env.cpu.stop()
@@ -169,7 +183,7 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
       busy: Number(span.busy),
       roundTrips: { total: statements, perDelivery: statements / total, perSettle: statements / Math.max(1, Number(span.settles)) },
       loopDelay: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6 },
-      lag: { ...lag, catchUpMs, checkpoints: sealer ? (await ledgerSealState(db)).checkpoints : 0, p50Ms: percentileOf(lagMs, 50), p99Ms: percentileOf(lagMs, 99) },
+      lag: { ...lag, catchUpMs, checkpoints: sealer ? (await ledgerSealState(db)).checkpoints : 0, p50Ms: percentileOf(lagMs, 50), p99Ms: percentileOf(lagMs, 99), cosign },
       writes,
     }
   } finally {
