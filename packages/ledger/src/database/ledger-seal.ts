@@ -80,6 +80,7 @@ export async function ledgerSeal(
         head = chainNextBytes(head, bytes)
       }
       const grown = edgeAppend(tree.edge, commitments.map(logLeafHash))
+      const tiles = tileAppends(tree.edge.size, commitments, grown.stored)
       const checkpoint = signCheckpoint(params.key, {
         ...(snapshot !== null ? { snapshot } : {}),
         seq: start.seq + 1,
@@ -108,19 +109,16 @@ export async function ledgerSeal(
         key_id: checkpoint.key_id,
         signature: checkpoint.signature,
         leaf_positions: batch.map((r) => r.position),
-        leaf_hashes_hex: Buffer.concat(leaves.map((l) => Buffer.from(l))).toString('hex'),
+
         snapshot: checkpoint.snapshot ?? null,
         origin: tree.origin,
         tree_note: signTreeNote(params.key, tree.origin, grown.edge.size, edgeRoot(grown.edge)),
         tree_edge_hex: Buffer.from(encodeTreeEdge(grown.edge)).toString('hex'),
-        tiles: tileAppends(tree.edge.size, commitments, grown.stored).map((t) => ({
-          level: t.level,
-          index: t.index,
-          offset: t.offset,
-          hashes_hex: Buffer.from(t.hashes).toString('hex'),
-        })),
+        tiles: tiles.map((t) => ({ level: t.level, index: t.index, offset: t.offset, count: t.hashes.length / 32 })),
       }
-      await sql`select hookledger_checkpoint_append(${JSON.stringify(row)}::jsonb)`.execute(trx)
+      const leafBytes = Buffer.concat(leaves)
+      const tileBytes = Buffer.concat(tiles.map((t) => t.hashes))
+      await sql`select hookledger_checkpoint_append(${JSON.stringify(row)}::jsonb, ${leafBytes}::bytea, ${tileBytes}::bytea)`.execute(trx)
       return { checkpoint, rows: batch.length }
     })
     if (!sealed) break

@@ -59,7 +59,7 @@ const SERVICE_FUNCTIONS = [
   'hookledger_publish(text, jsonb, timestamp with time zone, text)',
   'hookledger_publish_compare(text, jsonb)',
   'hookledger_events_prune(timestamp with time zone, integer, timestamp with time zone)',
-  'hookledger_checkpoint_append(jsonb)',
+  'hookledger_checkpoint_append(jsonb, bytea, bytea)',
   'hookledger_log_origin_ensure(text)',
   'hookledger_cosignature_add(jsonb)',
   'hookledger_snapshot_cut(integer)',
