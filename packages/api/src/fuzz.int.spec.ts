@@ -818,6 +818,14 @@ describe('fuzz: malformed requests across every route', () => {
       Object.fromEntries(categories),
     )
   }, 120_000)
+
+  it.each(['nope', 'hlpk_short', 'a+b+c', 'example.com/log+00000000+AQ=='])('ledger.verify with public_key %j: 400 naming the field (it was a 500)', async (key) => {
+    const token = await api.token('fuzz', ['operator'])
+    const res = await api.call('POST', '/api/operator/ledger/verify', { token, body: { chain_only: true, public_key: key } })
+    expect(res.status, res.text).toBe(400)
+    expect(res.contentType).toBe('application/problem+json')
+    expect(res.body).toMatchObject({ field: 'public_key' })
+  })
 })
 
 const app = () => api.app

@@ -3392,6 +3392,18 @@ export interface operations {
                         /** @enum {string} */
                         start_reason: "genesis" | "archive" | "snapshot";
                         started_after_checkpoint: number | null;
+                        tree: {
+                            checkpoints_proven: number;
+                            leaves_checked: number;
+                            ok: boolean;
+                            origin: string | null;
+                            problems: {
+                                detail: string;
+                                kind: string;
+                                size: number | null;
+                            }[];
+                            size: number;
+                        };
                         unsealed_rows: number;
                     };
                 };

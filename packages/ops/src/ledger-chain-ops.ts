@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import {
-  parseLedgerPublicKey,
+  parseGivenLedgerKey,
   ledgerVerifierKey,
   logOriginStored,
   archivedThrough,
@@ -132,12 +132,27 @@ export const ledgerVerifyOp = defineOp({
     start_reason: z.enum(['genesis', 'archive', 'snapshot']),
     /** The snapshot the replay started from, and whether its rows hash to the signed digest. */
     snapshot: z.object({ seq: z.number().int(), checkpoint: z.number().int(), before_position: z.string(), digest_matches: z.boolean() }).nullable(),
+    /** The log's tree: notes, tiles and rows agree, and earlier checkpoints are prefixes of the newest. */
+    tree: z.object({
+      ok: z.boolean(),
+      origin: z.string().nullable(),
+      size: z.number().int(),
+      leaves_checked: z.number().int(),
+      checkpoints_proven: z.number().int(),
+      problems: z.array(z.object({ kind: z.string(), size: z.number().int().nullable(), detail: z.string() })),
+    }),
     ms: z.number(),
   }),
   async handler(ctx, input) {
-    const publicKey = parseLedgerPublicKey(input.public_key ?? (await requirePublicKey(ctx.deps.ledgerKeys)).publicKey)
+    let publicKey: Uint8Array
+    try {
+      publicKey = parseGivenLedgerKey(input.public_key ?? (await requirePublicKey(ctx.deps.ledgerKeys)).publicKey).publicKey
+    } catch (err) {
+      if (err instanceof OpError) throw err
+      throw invalidInput('public_key', `public_key must be the ledger's hlpk_… key or the log's vkey (<origin>+<key id>+<key>): ${(err as Error).message}`)
+    }
     const verdict = await ledgerVerify(ctx.deps.db, { publicKey, handOvers: ctx.deps.ledgerKeys.handOvers(), full: input.full, chainOnly: input.chain_only })
-    const { chain, replay } = verdict
+    const { chain, tree, replay } = verdict
     const replayDifferences = replay ? replay.differencesTotal : null
     const snapshot = replay?.snapshot ?? null
     return ok({
@@ -153,6 +168,7 @@ export const ledgerVerifyOp = defineOp({
       started_after_checkpoint: chain.start.afterCheckpoint,
       start_reason: chain.start.reason,
       snapshot: snapshot && { seq: snapshot.seq, checkpoint: snapshot.checkpoint, before_position: snapshot.beforePosition, digest_matches: snapshot.digestMatches },
+      tree: { ok: tree.ok, origin: tree.origin, size: tree.size, leaves_checked: tree.leavesChecked, checkpoints_proven: tree.checkpointsProven, problems: [...tree.problems] },
       ms: chain.ms + (replay?.ms ?? 0),
     })
   },
