@@ -217,6 +217,13 @@ export interface LedgerCheckpoints {
   tree_note: string | null;
 }
 
+export interface LedgerCosignatures {
+  cosigned_at: Timestamp;
+  line: string;
+  tree_size: Int8;
+  witness: string;
+}
+
 export interface LedgerLog {
   created_at: Timestamp;
   origin: string;
@@ -279,6 +286,7 @@ export interface DB {
   hookledger_entry_kinds: HookledgerEntryKinds;
   ledger: Ledger;
   ledger_checkpoints: LedgerCheckpoints;
+  ledger_cosignatures: LedgerCosignatures;
   ledger_log: LedgerLog;
   ledger_partitions: LedgerPartitions;
   ledger_snapshot_rows: LedgerSnapshotRows;
