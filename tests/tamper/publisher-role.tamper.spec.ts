@@ -29,7 +29,7 @@ describe('as hookledger_publisher, publishing is all there is', () => {
     ['insert an event directly', "insert into hookledger.events (owner_id, id, type, subject, occurred_at, published_at) values ('default', 'x', 't', 's', now(), now())", /permission denied for table events/],
     ['insert a ledger row', "insert into hookledger.ledger (occurred_at, owner_id, kind, actor) values (now(), 'default', 'token.issued', 'app')", /permission denied for table ledger/],
     ['call the write function', "select hookledger.hookledger_write('default', '{}')", /permission denied for function hookledger_write/],
-    ['call the seal function', "select hookledger.hookledger_checkpoint_append('{}')", /permission denied for function hookledger_checkpoint_append/],
+    ['call the seal function', "select hookledger.hookledger_checkpoint_append('{}', null, null)", /permission denied for function hookledger_checkpoint_append/],
     ['call the retention function', "select hookledger.hookledger_ledger_retention(1, 1, null, 'app', now())", /permission denied for function hookledger_ledger_retention/],
     ['create partitions', 'select hookledger.hookledger_ledger_partitions_ahead(10, 1)', /permission denied for function hookledger_ledger_partitions_ahead/],
     ['disable a trigger', 'alter table hookledger.ledger disable trigger all', /must be owner of table ledger/],

@@ -132,7 +132,7 @@ describe('createMcpServer: the MCP projection of the registry', () => {
       expect.objectContaining({ endpoint_id: id, delivery_id: sent.delivery_id }),
     ])
     const receipt = await call('webhooks_receipt', { id: sent.delivery_id })
-    expect(receipt).toMatchObject({ format: 'hookledger.receipt.v1', delivery_id: sent.delivery_id })
+    expect(receipt).toMatchObject({ format: 'hookledger.receipt.v2', delivery_id: sent.delivery_id })
     const published = await call('events_publish', {
       type: 'booking.created',
       subject: 'booking://1',

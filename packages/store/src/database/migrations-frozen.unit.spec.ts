@@ -12,6 +12,7 @@ import { MIGRATIONS_DIR } from './migrate.js'
 const FROZEN: Record<string, string> = {
   '0001_baseline.sql': '8e70b3fddb3887eb6463894f5bb6a9c0712e270387c9c49c9d8a850956fdf05d',
   '0002_delivery_states.sql': '7681d0aae3b38b42907c9cad8cfb3c2473297ec9c83730710e67cbb56d363afd',
+  '0003_transparency_log.sql': 'efa362a1219013f521bd8eee3b317706204a519b7b5c188728d9da1ab2f81da2',
 }
 
 describe('migrations', () => {
