@@ -154,17 +154,24 @@ export class LedgerSealerLoop {
     this.#o.logger?.warn({ err }, 'ledger:seal_failed')
   }
 
-  #schedule(): void {
+  /** Every `intervalMs` from the start of the previous seal (not its end), so a slow seal does not stretch the cadence. */
+  #schedule(delayMs = this.#o.intervalMs): void {
     if (this.#stopped) return
     this.#timer = setTimeout(() => {
+      const started = Date.now()
+      let failed = false
       this.#running = this.sealOnce()
         .then(() => undefined)
-        .catch((err: unknown) => this.#failed(err))
+        .catch((err: unknown) => {
+          failed = true
+          this.#failed(err)
+        })
         .finally(() => {
           this.#running = null
-          this.#schedule()
+          // After a failure the whole interval is the retry's wait (an outage is not hammered).
+          this.#schedule(failed ? this.#o.intervalMs : Math.max(0, this.#o.intervalMs - (Date.now() - started)))
         })
-    }, this.#o.intervalMs)
+    }, delayMs)
     this.#timer.unref()
   }
 }
