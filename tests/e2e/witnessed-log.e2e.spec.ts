@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { serve, type ServerType } from '@hono/node-server'
@@ -18,6 +18,7 @@ import {
   type TlogPolicy,
 } from '@hookledger/ledger'
 import { LedgerSealerLoop, WitnessSubmitter } from '@hookledger/worker'
+import { ledgerVerifyCommand } from '@hookledger/cli'
 import { createWitnessApp, openWitnessStateFile, witnessKeyInfo } from '@hookledger/witness'
 import { bypassLedgerGuards, sealEverything, syntheticLedgerHistory, testDatabase, type TestDatabase } from '@hookledger/testkit'
 
@@ -103,6 +104,26 @@ describe('a witnessed log', () => {
     const served = (await servedCheckpoint(database.db, two))!
     expect(served.quorum).toBe(false)
     expect(() => verifyCheckpointWithPolicy(two, served.note, [ed25519NoteVerifier(ledgerVerifierKey(origin, key.publicKey))])).toThrow(/quorum/)
+  })
+
+  it('ledger verify --policy: exit 0 when the served checkpoint carries the quorum, 1 when it does not', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'hookledger-policy-'))
+    const met = path.join(dir, 'met.policy')
+    const unmet = path.join(dir, 'unmet.policy')
+    writeFileSync(met, `witness w1 ${witnessKeyInfo(witness).vkey}\nquorum w1\n`)
+    writeFileSync(unmet, `witness w1 ${witnessKeyInfo(witness).vkey}\nwitness w2 ${witnessKeyInfo({ name: 'witness.test/w2', seed: new Uint8Array(32).fill(9) }).vkey}\ngroup both all w1 w2\nquorum both\n`)
+    const run = async (file: string) => {
+      const lines: string[] = []
+      const io = { out: (l: string) => void lines.push(l), err: (l: string) => void lines.push(l) }
+      const code = await ledgerVerifyCommand(async () => ({ db: database.db, close: async () => {} }), io, { policy: file, 'public-key': ledgerVerifierKey(origin, key.publicKey), 'chain-only': true })
+      return { code, text: lines.join('\n') }
+    }
+    const ok = await run(met)
+    expect(ok.code, ok.text).toBe(0)
+    expect(ok.text).toMatch(/witnessed: the checkpoint of \d+ rows carries the policy's quorum \(w1\)/)
+    const refused = await run(unmet)
+    expect(refused.code, refused.text).toBe(1)
+    expect(refused.text).toMatch(/TAMPERED witness quorum: .*does not carry the policy's quorum/)
   })
 
   it('a rewritten history, re-signed with the key, is refused by the witness (422), and the log counts it', async () => {
