@@ -5,6 +5,7 @@ import { sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
 import { loadConfig, sealingLedgerKey } from '@hookledger/server'
 import { bypassLedgerGuards, engineHarness, removeDataDir, sealEverything, type EngineHarness } from '@hookledger/testkit'
+import { generateLedgerSigningKey } from '@hookledger/ledger'
 import { runCli, runInProcess } from './cli-process.js'
 
 const dir = mkdtempSync(path.join(tmpdir(), 'hookledger-verify-e2e-'))
@@ -34,6 +35,11 @@ describe('ledger checkpoint / verify / export / public-key, through the real CLI
     expect(intact.stdout).toContain('chain intact')
     expect(intact.stdout).toContain('no differences')
     expect(intact.code, intact.stdout + intact.stderr).toBe(0)
+    expect(intact.stdout).toMatch(/tree intact: log \S+ of \d+ rows/)
+    // Another key: said once, exit 1 (it used to print checkpoint_signature_bad per checkpoint).
+    const otherKey = await runInProcess(['ledger', 'verify', '--chain-only', '--public-key', generateLedgerSigningKey().publicKey], env)
+    expect(otherKey.code).toBe(1)
+    expect(otherKey.stdout.split('\n').filter((l) => l.startsWith('TAMPERED'))).toEqual([expect.stringMatching(/^TAMPERED signed by another key: none of the \d+ checkpoints verifies/)])
 
     const [claimed] = (await sql<{ position: string }>`select position::text from ledger where kind = 'delivery.claimed' order by position limit 1`.execute(h.db)).rows
     await bypassLedgerGuards(h.db, (trx) => sql`update ledger set actor = 'someone' where position = ${claimed!.position}::bigint`.execute(trx))

@@ -6,6 +6,7 @@ import {
   ledgerVerifierKey,
   type ChainProblem,
   type GivenLedgerKey,
+  ledgerKeyId,
   type TlogPolicy,
   ed25519NoteVerifier,
   encodeVerifierKey,
@@ -190,11 +191,14 @@ export async function ledgerVerifyCommand(
     if (args.json) io.out(JSON.stringify({ ok, chain, tree, witnessed: witnessed && { ok: witnessed.ok, size: witnessed.size, witnesses: witnessed.witnesses, problem: witnessed.problem }, replay }))
     else {
       io.out(`chain: ${chain.rows} rows ${startText(chain.start, chain.headerOnly)}(${chain.sealedRows} sealed in ${chain.checkpoints - chain.headerOnly} checkpoints, ${chain.unsealedRows} not sealed yet) in ${chain.ms} ms`)
-      for (const p of chain.problems) io.out(problemLine(p))
+      // Every checkpoint failing its signature and nothing else: the key given is not the log's. One line, not one per checkpoint.
+      const anotherKey = chain.problems.length > 0 && chain.problems.every((p) => p.kind === 'checkpoint_signature_bad') && tree.problems.every((p) => p.kind === 'note_unsigned')
+      if (anotherKey) io.out(`TAMPERED signed by another key: none of the ${chain.checkpoints} checkpoints verifies with the key given (key id ${ledgerKeyId(publicKey)}); verify with the log's own key (\`hookledger ledger public-key\`)`)
+      else for (const p of chain.problems) io.out(problemLine(p))
       if (chain.problemsOmitted > 0) io.out(`… and ${chain.problemsOmitted} more problems`)
       if (chain.ok) io.out('chain intact: every row and checkpoint verifies')
       else io.out(`first bad position: ${chain.firstBadPosition ?? '-'}`)
-      for (const p of tree.problems) io.out(`TAMPERED tree ${p.kind}${p.size !== null ? ` at size ${p.size}` : ''}: ${p.detail}`)
+      if (!anotherKey) for (const p of tree.problems) io.out(`TAMPERED tree ${p.kind}${p.size !== null ? ` at size ${p.size}` : ''}: ${p.detail}`)
       if (witnessed) io.out(witnessed.ok ? `witnessed: the checkpoint of ${witnessed.size} rows carries the policy's quorum (${witnessed.witnesses.join(', ')})` : `TAMPERED witness quorum: ${witnessed.problem}`)
       if (tree.ok) io.out(`tree intact: log ${tree.origin ?? '-'} of ${tree.size} rows; ${tree.leavesChecked} leaves checked against their rows, ${tree.checkpointsProven} checkpoints proven prefixes of it${since ? ', and so is the saved one' : ''}`)
       if (replay) {
