@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { sha256, sha256Prefixed } from './sha256.js'
 import { canonicalJson } from '@hookledger/core'
 
 /**
@@ -102,7 +102,7 @@ export function ledgerRowFromBytes(bytes: Uint8Array): ChainRow | null {
 /** RFC 6962 leaf hash of `row`: SHA-256(0x00 ‖ ledgerRowBytes(row)). */
 export function ledgerLeafHash(row: ChainRow): Uint8Array {
   const bytes = ledgerRowBytes(row)
-  return sha256(Uint8Array.of(0x00), bytes)
+  return sha256Prefixed(0x00, bytes)
 }
 
 /**
@@ -115,7 +115,7 @@ export function ledgerRowCommitment(row: ChainRow): Uint8Array {
 
 /** The log's leaf hash of an entry: SHA-256(0x00 ‖ commitment) (RFC 6962 §2.1). */
 export function logLeafHash(commitment: Uint8Array): Uint8Array {
-  return sha256(Uint8Array.of(0x00), commitment)
+  return sha256Prefixed(0x00, commitment)
 }
 
 /** SHA-256 of the row without position and tx_id: the same for a row wherever it sits. */
@@ -139,7 +139,7 @@ export function chainNextBytes(prev: Uint8Array, bytes: Uint8Array): Uint8Array 
 
 /** What sealing a row needs, from one encoding: its segment leaf hash and its log commitment. */
 export function ledgerRowSealHashes(bytes: Uint8Array): { segmentLeaf: Uint8Array; commitment: Uint8Array } {
-  return { segmentLeaf: sha256(Uint8Array.of(0x00), bytes), commitment: sha256(bytes) }
+  return { segmentLeaf: sha256Prefixed(0x00, bytes), commitment: sha256(bytes) }
 }
 
 /**
@@ -156,7 +156,7 @@ export function ledgerLeafHashAt(row: ChainRow): (position: string, txId: string
     checkDecimal('position', position)
     checkDecimal('tx_id', txId)
     const text = `${prefix}${JSON.stringify(position)},${JSON.stringify(txId)},${contentTail}`
-    return sha256(Uint8Array.of(0x00), utf8.encode(text))
+    return sha256Prefixed(0x00, utf8.encode(text))
   }
 }
 
@@ -213,8 +213,3 @@ function shown(value: unknown): string {
   return value === null ? 'null' : typeof value
 }
 
-function sha256(...parts: Uint8Array[]): Uint8Array {
-  const hash = createHash('sha256')
-  for (const part of parts) hash.update(part)
-  return new Uint8Array(hash.digest())
-}

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { sha256, sha256Prefixed } from './sha256.js'
 
 /**
  * RFC 6962 / RFC 9162 Merkle trees over leaf hashes (each already SHA-256(0x00 ‖ data), see
@@ -15,7 +15,7 @@ export const MERKLE_HASH_BYTES = 32
 
 /** Root of the tree over `leaves`, in order. */
 export function merkleRoot(leaves: readonly Uint8Array[]): Uint8Array {
-  if (leaves.length === 0) return new Uint8Array(createHash('sha256').digest())
+  if (leaves.length === 0) return sha256(new Uint8Array(0))
   let level = leaves.map(checkedNode)
   while (level.length > 1) level = parentLevel(level)
   return level[0] as Uint8Array
@@ -81,9 +81,7 @@ export function verifyInclusion(
 
 /** SHA-256(0x01 ‖ left ‖ right). */
 function interiorHash(left: Uint8Array, right: Uint8Array): Uint8Array {
-  return new Uint8Array(
-    createHash('sha256').update(Uint8Array.of(0x01)).update(left).update(right).digest(),
-  )
+  return sha256Prefixed(0x01, left, right)
 }
 
 function parentLevel(level: readonly Uint8Array[]): Uint8Array[] {

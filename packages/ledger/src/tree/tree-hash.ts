@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { sha256, sha256Prefixed } from '../proof/sha256.js'
 
 /**
  * The RFC 6962 hashing the tree code shares: every node is a SHA-256 digest, an interior node
@@ -9,16 +9,14 @@ import { createHash } from 'node:crypto'
 /** Bytes in every hash the tree and its tiles hold. */
 export const HASH_BYTES = 32
 
-const INTERIOR_PREFIX = Uint8Array.of(0x01)
-
 /** SHA-256(0x01 ‖ left ‖ right). */
 export function interiorHash(left: Uint8Array, right: Uint8Array): Uint8Array {
-  return new Uint8Array(createHash('sha256').update(INTERIOR_PREFIX).update(left).update(right).digest())
+  return sha256Prefixed(0x01, left, right)
 }
 
 /** MTH of the empty tree: SHA-256 of the empty string. */
 export function emptyTreeHash(): Uint8Array {
-  return new Uint8Array(createHash('sha256').digest())
+  return sha256(new Uint8Array(0))
 }
 
 /** Whether `value` is a 32-byte hash (proofs and tiles arrive from outside: checked, not assumed). */
