@@ -36,6 +36,14 @@ describe('ledger checkpoint / verify / export / public-key, through the real CLI
     expect(intact.stdout).toContain('no differences')
     expect(intact.code, intact.stdout + intact.stderr).toBe(0)
     expect(intact.stdout).toMatch(/tree intact: log \S+ of \d+ rows/)
+    // A malformed id is said as such, with usage where it helps (a raw 22P02, and usage alone, before).
+    const badAudit = await runInProcess(['ledger', 'audit', '--delivery', 'not-a-uuid'], env)
+    expect(badAudit.code).toBe(2)
+    expect(badAudit.stderr).toContain('--delivery "not-a-uuid" is not a delivery id (a UUID')
+    expect(badAudit.stderr + badAudit.stdout).not.toContain('22P02')
+    const badRevoke = await runInProcess(['token', 'revoke', 'nope'], env)
+    expect(badRevoke.code).toBe(2)
+    expect(badRevoke.stderr).toMatch(/"nope" is not a token id .*\nusage: hookledger token revoke <token id>/)
     // Another key: said once, exit 1 (it used to print checkpoint_signature_bad per checkpoint).
     const otherKey = await runInProcess(['ledger', 'verify', '--chain-only', '--public-key', generateLedgerSigningKey().publicKey], env)
     expect(otherKey.code).toBe(1)

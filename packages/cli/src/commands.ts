@@ -25,6 +25,8 @@ export interface CliIo {
 
 const SCOPES: readonly TokenScope[] = ['admin', 'publish', 'operator']
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
 /** Owner ids the CLI accepts: lowercase letters, digits, `_` and `-`, up to 63. */
 const OWNER_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/
 
@@ -97,8 +99,12 @@ export async function tokenRevokeCommand(
   io: CliIo,
   args: { id?: string | undefined; now: Date },
 ) {
-  if (!args.id || !/^[0-9a-f-]{36}$/.test(args.id)) {
-    io.err('usage: hookledger token revoke <token id>')
+  if (!args.id || !UUID.test(args.id)) {
+    io.err(
+      args.id
+        ? `${JSON.stringify(args.id)} is not a token id (a UUID, as \`hookledger token list\` shows)\nusage: hookledger token revoke <token id>`
+        : 'a token id is needed (`hookledger token list` shows them)\nusage: hookledger token revoke <token id>',
+    )
     return 2
   }
   const done = await apiTokenRevoke(db, { id: args.id, now: args.now, actor: 'operator' })
@@ -208,6 +214,18 @@ export async function ledgerAuditCommand(
     json?: boolean | undefined
   },
 ) {
+  // Delivery and endpoint ids are UUIDs: anything else is the caller's mistake, said as such
+  // (it reached PostgreSQL as a raw 22P02 before).
+  for (const [flag, value] of [['--delivery', args.delivery], ['--endpoint', args.endpoint]] as const) {
+    if (value !== undefined && !UUID.test(value)) {
+      io.err(`${flag} ${JSON.stringify(value)} is not a ${flag.slice(2)} id (a UUID, e.g. 0f8c5a5e-6d0b-4b8e-9f47-1f2d3c4b5a69)`)
+      return 2
+    }
+  }
+  if (args.limit !== undefined && !/^[1-9][0-9]{0,5}$/.test(args.limit)) {
+    io.err(`--limit ${JSON.stringify(args.limit)} is not a number of entries (1–100000)`)
+    return 2
+  }
   const limit = Math.min(Number(args.limit ?? 1000) || 1000, 100_000)
   const { data: rows } = await ledgerTrail(
     db,

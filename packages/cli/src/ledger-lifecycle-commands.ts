@@ -73,12 +73,14 @@ export async function ledgerArchiveCommand(
     if (args.json) io.out(JSON.stringify({ ...result, path: file }))
     else {
       const a = result.archive
-      io.out(`archived checkpoints ${a.first_checkpoint}–${a.last_checkpoint} (${a.rows} rows) to ${file}, sha256 ${a.sha256}`)
+      io.out(`archived ${a.first_checkpoint === a.last_checkpoint ? `checkpoint ${a.first_checkpoint}` : `checkpoints ${a.first_checkpoint}–${a.last_checkpoint}`} (${counted(a.rows, 'row')}) to ${file}, sha256 ${a.sha256}`)
       const d = result.dropped
       io.out(
-        d.partitions > 0
-          ? `dropped ${d.partitions} ledger partitions (${d.rows} rows) below position ${d.beforePosition}; replay and verify start from snapshot ${result.snapshot}`
-          : `no partition could go yet (each still holds rows of later checkpoints); they go with a later archive`,
+        d.partitions === 0
+          ? `no partition could go yet (each still holds rows of later checkpoints); they go with a later archive`
+          : d.rows === 0
+            ? `dropped ${counted(d.partitions, 'empty ledger partition')} below position ${d.beforePosition} (no rows left the database); replay and verify start from snapshot ${result.snapshot}`
+            : `dropped ${counted(d.partitions, 'ledger partition')} (${counted(d.rows, 'row')}) below position ${d.beforePosition}; replay and verify start from snapshot ${result.snapshot}`,
       )
     }
     return INTACT
@@ -139,3 +141,8 @@ export async function ledgerAuditFileCommand(
 
 const retires = (row: ChainRow, delivery: string) =>
   row.kind === 'deliveries.retired' && Array.isArray((row.payload as { delivery_ids?: unknown })?.delivery_ids) && (row.payload as { delivery_ids: string[] }).delivery_ids.includes(delivery)
+
+/** "1 row", "2 rows". */
+function counted(n: number, noun: string): string {
+  return `${n} ${n === 1 ? noun : `${noun}s`}`
+}
