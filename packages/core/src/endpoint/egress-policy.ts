@@ -139,6 +139,14 @@ interface Embedding {
   readonly extract: (value: bigint) => ReadonlyArray<readonly [string, bigint]>
   /** Set when the prefix itself is not globally reachable, whatever it embeds. */
   readonly nonGlobal?: string
+  /**
+   * Whether an IPv4 allow-list entry admits this form too. Only for IPv4-mapped addresses, which
+   * are the host's own IPv4 socket (`::ffff:127.0.0.1` is this machine's loopback). The others
+   * reach their IPv4 address through a relay or tunnel somewhere else on the network (NAT64,
+   * 6to4, Teredo) or through no standard path at all: an allowed `127.0.0.0/8` must not let
+   * `64:ff9b::7f00:1` leave the host. They are admitted only by an IPv6 entry that covers them.
+   */
+  readonly inheritsIpv4Allow?: boolean
 }
 
 const low32 = (name: string) => (value: bigint) => [[name, value & V4_MASK] as const]
@@ -148,7 +156,7 @@ const low32 = (name: string) => (value: bigint) => [[name, value & V4_MASK] as c
  * to that IPv4 address, so it must pass the IPv4 rules.
  */
 const EMBEDDINGS: readonly Embedding[] = [
-  { range: cidr('::ffff:0:0/96'), extract: low32('ipv4_mapped') },
+  { range: cidr('::ffff:0:0/96'), extract: low32('ipv4_mapped'), inheritsIpv4Allow: true },
   { range: cidr('::ffff:0:0:0/96'), extract: low32('ipv4_translated') },
   { range: cidr('::/96'), extract: low32('ipv4_compatible') },
   { range: cidr('64:ff9b::/96'), extract: low32('nat64') },
@@ -181,7 +189,8 @@ function classifyV4(value: bigint): string | null {
 /**
  * Builds the policy. `allow` is an operator allow-list of CIDRs (IPv4 or IPv6) that admits
  * otherwise blocked addresses, e.g. `127.0.0.0/8` for tests on loopback. An allowed IPv4 range
- * also admits the IPv6 forms embedding it (`::ffff:127.0.0.1`, `64:ff9b::7f00:1`, …).
+ * also admits its IPv4-mapped form (`::ffff:127.0.0.1`), and no other IPv6 form embedding it
+ * (NAT64, 6to4, Teredo, IPv4-compatible and -translated reach that IPv4 somewhere else).
  * @throws Error naming the first entry that is not a CIDR.
  */
 export function createEgressPolicy(options: { allow: readonly string[] }): EgressPolicy {
@@ -202,7 +211,7 @@ export function createEgressPolicy(options: { allow: readonly string[] }): Egres
       if (!contains(embedding.range, 6, value)) continue
       for (const [label, v4] of embedding.extract(value)) {
         const reason = classifyV4(v4)
-        if (reason !== null && !admits(4, v4)) return `${label}:${reason}`
+        if (reason !== null && !(embedding.inheritsIpv4Allow === true && admits(4, v4))) return `${label}:${reason}`
       }
       return embedding.nonGlobal ?? null
     }

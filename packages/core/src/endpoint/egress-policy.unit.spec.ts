@@ -43,26 +43,27 @@ const BLOCKED: ReadonlyArray<readonly [string, string, string]> = [
   ['100::1', 'discard', '100::/64'],
   ['fec0::1', 'site_local', 'fec0::/10'],
   ['4000::1', 'reserved', '4000::/2'],
-  // IPv4 embedded in IPv6: admitted by the IPv4 CIDR of the embedded address
+  // IPv4 embedded in IPv6: the mapped form (the host's own IPv4 socket) is admitted by the IPv4
+  // CIDR of the embedded address; the others only by an IPv6 CIDR that covers them
   ['::ffff:127.0.0.1', 'ipv4_mapped:loopback', '127.0.0.0/8'],
   ['::ffff:7f00:1', 'ipv4_mapped:loopback', '127.0.0.0/8'],
   ['0:0:0:0:0:ffff:a00:1', 'ipv4_mapped:private', '10.0.0.0/8'],
   ['::ffff:169.254.169.254', 'ipv4_mapped:link_local', '169.254.0.0/16'],
   ['::ffff:0.0.0.0', 'ipv4_mapped:unspecified', '0.0.0.0/8'],
-  ['::ffff:0:10.0.0.1', 'ipv4_translated:private', '10.0.0.0/8'],
-  ['::127.0.0.1', 'ipv4_compatible:loopback', '127.0.0.0/8'],
-  ['::a00:1', 'ipv4_compatible:private', '10.0.0.0/8'],
-  ['64:ff9b::127.0.0.1', 'nat64:loopback', '127.0.0.0/8'],
-  ['64:ff9b::c0a8:101', 'nat64:private', '192.168.0.0/16'],
+  ['::ffff:0:10.0.0.1', 'ipv4_translated:private', '::ffff:0:0:0/96'],
+  ['::127.0.0.1', 'ipv4_compatible:loopback', '::7f00:0/104'],
+  ['::a00:1', 'ipv4_compatible:private', '::a00:0/104'],
+  ['64:ff9b::127.0.0.1', 'nat64:loopback', '64:ff9b::/96'],
+  ['64:ff9b::c0a8:101', 'nat64:private', '64:ff9b::/96'],
   ['64:ff9b:1::a00:1', 'nat64:private', '64:ff9b:1::/48'],
   ['64:ff9b:1::808:808', 'nat64_local', '64:ff9b:1::/48'],
-  ['2002:7f00:1::', '6to4:loopback', '127.0.0.0/8'],
-  ['2002:c0a8:101::1', '6to4:private', '192.168.0.0/16'],
-  ['2002:a9fe:a9fe::', '6to4:link_local', '169.254.0.0/16'],
+  ['2002:7f00:1::', '6to4:loopback', '2002::/16'],
+  ['2002:c0a8:101::1', '6to4:private', '2002::/16'],
+  ['2002:a9fe:a9fe::', '6to4:link_local', '2002::/16'],
   // Teredo: client = last 32 bits XOR 0xffffffff (80ff:fffe -> 127.0.0.1), server = bits 32-63
-  ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'teredo:loopback', '127.0.0.0/8'],
-  ['2001:0:4136:e378:8000:63bf:f5ff:fffe', 'teredo:private', '10.0.0.0/8'],
-  ['2001:0:a00:1:8000:63bf:f7f7:f7f7', 'teredo_server:private', '10.0.0.0/8'],
+  ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'teredo:loopback', '2001::/32'],
+  ['2001:0:4136:e378:8000:63bf:f5ff:fffe', 'teredo:private', '2001::/32'],
+  ['2001:0:a00:1:8000:63bf:f7f7:f7f7', 'teredo_server:private', '2001::/32'],
   // not an address at all
   ['localhost', 'invalid_address', '127.0.0.0/8'],
   ['127.1', 'invalid_address', '127.0.0.0/8'],
@@ -141,13 +142,27 @@ describe('EgressPolicy.check', () => {
     expect(policy.check('127.0.0.9')).toEqual({ allowed: false, reason: 'loopback' })
   })
 
+  it.each([
+    ['64:ff9b::7f00:1', 'nat64:loopback'],
+    ['64:ff9b::127.0.0.1', 'nat64:loopback'],
+    ['2002:7f00:1::', '6to4:loopback'],
+    ['2002:7f00:1:0:0:0:0:1', '6to4:loopback'],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'teredo:loopback'],
+    ['2001:0:7f00:1:8000:63bf:f7f7:f7f7', 'teredo_server:loopback'],
+    ['::127.0.0.1', 'ipv4_compatible:loopback'],
+    ['::7f00:2', 'ipv4_compatible:loopback'],
+    ['::ffff:0:127.0.0.1', 'ipv4_translated:loopback'],
+    ['::ffff:0:7f00:1', 'ipv4_translated:loopback'],
+  ])('a loopback allow-list does not admit %s: it reaches 127.x somewhere else (%s)', (address, reason) => {
+    // These ten forms passed a 127.0.0.0/8 allow-list, and their connects left the host.
+    const loopback = createEgressPolicy({ allow: ['127.0.0.0/8'] })
+    expect(loopback.check(address)).toEqual({ allowed: false, reason })
+    expect(loopback.check('::ffff:127.0.0.1')).toEqual({ allowed: true })
+  })
+
   it('blocks a Teredo address when either embedded address is blocked', () => {
-    const policy = createEgressPolicy({ allow: ['127.0.0.0/8'] })
-    // client 127.0.0.1 is admitted, server 10.0.0.1 is not
-    expect(policy.check('2001:0:a00:1:8000:63bf:80ff:fffe')).toEqual({
-      allowed: false,
-      reason: 'teredo_server:private',
-    })
+    // client 8.8.8.8 is public, server 10.0.0.1 is not
+    expect(strict.check('2001:0:a00:1:8000:63bf:f7f7:f7f7')).toEqual({ allowed: false, reason: 'teredo_server:private' })
   })
 })
 
@@ -212,7 +227,7 @@ describe('checkEndpointUrl', () => {
     ['https://10.1.2.3:8443/x?y=1', '10.1.2.3', '10.0.0.0/8'],
     ['http://169.254.169.254/latest/meta-data/', '169.254.169.254', '169.254.0.0/16'],
     ['http://0/', '0.0.0.0', '0.0.0.0/8'],
-    ['http://[64:ff9b::10.0.0.1]/', '64:ff9b::a00:1', '10.0.0.0/8'],
+    ['http://[64:ff9b::10.0.0.1]/', '64:ff9b::a00:1', '64:ff9b::/96'],
   ]
 
   it.each(LITERALS)('refuses %s (%s) without an allow-list', (url, address) => {
