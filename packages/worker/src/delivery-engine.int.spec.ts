@@ -292,6 +292,19 @@ describe('other answers', () => {
     await expectReplayClean(h)
   })
 
+  it('a redirect to another origin → not followed with the signed headers; discarded, redirect_cross_origin, naming where', async () => {
+    const h = await start()
+    h.receiver.answer(() => ({ status: 302, headers: { location: 'http://127.0.0.2:9/steal' } }))
+    await h.createEndpoint()
+    await h.publish({ id: 'evt_away' })
+    await h.step()
+    expect(h.receiver.requests).toHaveLength(1)
+    const d = await h.deliveryOf('evt_away')
+    expect(d).toMatchObject({ state: 'discarded', attempts: 1, last_status: 302 })
+    expect(d.last_error).toBe('redirect_cross_origin: HTTP 302 to http://127.0.0.2:9/steal (not followed: another origin)')
+    await expectReplayClean(h)
+  })
+
   it('an SSRF-blocked address → discarded at once, no attempt spent, no request sent', async () => {
     const h = await start()
     const { endpoint } = await h.createEndpoint({ url: 'http://10.1.2.3/hook' })

@@ -27,6 +27,7 @@ export const thinBody = (event: ClaimedDelivery['event']): string => thinEventBo
 function errorOf(result: AttemptResult): string | null {
   switch (result.kind) {
     case 'response':
+      if (result.redirectRefused) return `redirect_cross_origin: HTTP ${result.status} to ${result.redirectRefused.location} (not followed: another origin)`
       return result.status >= 200 && result.status < 300 ? null : `HTTP ${result.status}`
     case 'egress_blocked':
       return `egress_blocked: ${result.address} (${result.error})`

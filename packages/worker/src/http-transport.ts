@@ -185,6 +185,21 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
             address: response.address,
           }
         }
+        // The signed headers (webhook-id, -timestamp, -signature) belong to the endpoint's origin:
+        // a redirect elsewhere is not followed with them, and is the attempt's outcome.
+        if (next.origin !== initial.origin) {
+          return {
+            kind: 'response',
+            status: response.status,
+            retryAfter: response.retryAfter,
+            bodyExcerpt: response.bodyExcerpt,
+            bodyTruncated: response.bodyTruncated,
+            headers: response.headers,
+            durationMs: durationMs(),
+            address: response.address,
+            redirectRefused: { location: next.href.slice(0, MAX_ERROR_LENGTH), reason: 'cross_origin' },
+          }
+        }
         if (redirects >= maxRedirects) {
           const error = `more than ${maxRedirects} redirects, next: ${next.href}`
           return {

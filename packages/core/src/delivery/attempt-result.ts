@@ -19,6 +19,11 @@ export type AttemptResult =
       readonly durationMs: number
       /** Address (ip) actually connected to for the final hop. */
       readonly address: string | null
+      /**
+       * A redirect the transport would not follow: to another origin (scheme, host, port) than the
+       * endpoint's, where the signed headers must not go. `status` is the 3xx that asked for it.
+       */
+      readonly redirectRefused?: { readonly location: string; readonly reason: 'cross_origin' }
     }
   | { readonly kind: 'timeout'; readonly durationMs: number; readonly error: string }
   | { readonly kind: 'connection_error'; readonly durationMs: number; readonly error: string }

@@ -137,6 +137,8 @@ function failedAttempt(attemptNo: number, facts: AttemptFacts, atLeastMs = 0): D
  * - 5xx, 408, 429/503 without Retry-After, 3xx left unfollowed, timeout, connection failure, too
  *   many redirects → retry (or discard after attempt 18)
  * - other 4xx → discarded; egress refused → discarded without spending an attempt
+ * - a redirect to another origin (not followed: the signed headers stay with the endpoint's
+ *   origin) → discarded, `redirect_cross_origin`, with the 3xx and its Location
  */
 export function classifyAttempt(
   delivery: Pick<DeliveryRow, 'attempts' | 'run_started_at' | 'snoozes' | 'snoozed_ms'>,
@@ -158,6 +160,9 @@ export function classifyAttempt(
       return failedAttempt(attemptNo, facts)
     case 'response': {
       const s = result.status
+      // The receiver sent us elsewhere, to an origin the signed request may not follow to: no
+      // retry can change that (a new attempt gets the same answer), so it is said and discarded.
+      if (result.redirectRefused) return DeliveryOutcome.discarded('redirect_cross_origin', facts, { detail: `${s} → ${result.redirectRefused.location}` })
       if (s >= 200 && s < 300) return DeliveryOutcome.completed(facts)
       if (s === 429 || s === 503) {
         if (result.retryAfter === null || result.retryAfter.trim() === '') return failedAttempt(attemptNo, facts)

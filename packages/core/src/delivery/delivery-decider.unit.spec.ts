@@ -124,6 +124,11 @@ describe('classifyAttempt: SPEC §5 outcome table', () => {
     ['301 without a location', response(301), retry],
     ['304', response(304), retry],
     [
+      '307 to another origin, not followed',
+      { ...response(307), redirectRefused: { location: 'https://elsewhere.example/in', reason: 'cross_origin' } } as AttemptResult,
+      { type: 'discarded', reason: 'redirect_cross_origin', detail: '307 → https://elsewhere.example/in', counted: true },
+    ],
+    [
       '400',
       response(400),
       { type: 'discarded', reason: 'http_status', detail: '400', counted: true },

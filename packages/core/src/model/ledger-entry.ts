@@ -170,6 +170,7 @@ export type DiscardReason =
   | 'endpoint_deleted'
   | 'event_pruned'
   | 'retry_window_exceeded'
+  | 'redirect_cross_origin'
 
 interface LedgerEntryBase {
   readonly occurred_at: Date
