@@ -41,6 +41,7 @@ import { createServiceMetrics, type ServiceMetrics } from './service-metrics.js'
 import { loadMasterKey } from './key-files.js'
 import { createLedgerKeys, sealingLedgerKey, type SigningKeySource } from './ledger-keys.js'
 import { StartupError } from './startup-error.js'
+import { scrubLogValue } from './log-scrub.js'
 import { readLedgerKeyRotations } from './ledger-key-rotations-file.js'
 
 /**
@@ -72,6 +73,8 @@ export function createLogger(
       ],
       censor: '[redacted]',
     },
+    // A URL's user info (a password typed into an endpoint URL) never reaches a line either.
+    formatters: { log: (object) => scrubLogValue(object) as Record<string, unknown> },
   }
   return destination ? pino(options, destination) : pino(options)
 }
