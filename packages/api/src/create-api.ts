@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { HTTPException } from 'hono/http-exception'
+import { matchedRoutes } from 'hono/route'
 import { silentLogger, classifyDatabaseError } from '@hookledger/core'
 import {
   OpError,
@@ -110,6 +111,10 @@ export function createApi(options: ApiOptions): Hono<Env> {
   app.use('*', async (c, next) => {
     const started = performance.now()
     await next()
+    // The matched pattern, never the path itself (ids would make the label unbounded).
+    const last = matchedRoutes(c).filter((r) => r.method !== 'ALL').at(-1)
+    const route = last ? last.path : 'unmatched'
+    options.instruments?.requested?.(route, c.res.status)
     log.debug(
       {
         method: c.req.method,

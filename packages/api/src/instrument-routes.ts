@@ -9,6 +9,8 @@ export interface ApiInstruments {
   readonly metrics?: () => Promise<{ contentType: string; body: string }>
   /** `GET /readyz`: 200 when every check passes, else 503 naming the failing ones. */
   readonly readiness?: () => Promise<{ ok: boolean; checks: Record<string, { ok: boolean; detail?: string }> }>
+  /** Called once per answer with its route pattern and status (`hookledger_http_requests_total`). */
+  readonly requested?: (route: string, status: number) => void
 }
 
 /** The bearer token's principal, or null (no token, an unknown or revoked one). */

@@ -23,6 +23,7 @@ export function loggingObserver(inner: DispatcherObserver, log: Logger): Dispatc
     settled: (n, entries, ms) => (inner.settled(n, entries, ms), logTransitions(entries)),
     attempted: (r) => inner.attempted(r),
     rescued: (n) => inner.rescued(n),
+    fannedOut: (events, enqueued) => inner.fannedOut?.(events, enqueued),
   }
 }
 

@@ -100,6 +100,15 @@ describe('GET /metrics', () => {
     expect(receiver.requests).toHaveLength(made)
     expect(after.get('hookledger_attempt_duration_seconds_count{status_class="2xx"}')).toBe(made)
     expect(after.get('hookledger_settle_batch_size_count')!).toBeGreaterThan(0)
+    // Published events and the API's answers are counted too (neither was before).
+    const count = (m: Map<string, number>, name: string) => m.get(name) ?? 0
+    expect(count(after, 'hookledger_events_published_total') - count(before, 'hookledger_events_published_total')).toBe(events)
+    expect(count(after, 'hookledger_deliveries_enqueued_total') - count(before, 'hookledger_deliveries_enqueued_total')).toBe(made)
+    expect(count(after, 'hookledger_http_requests_total{route="/api/events",status="202"}') - count(before, 'hookledger_http_requests_total{route="/api/events",status="202"}')).toBe(events)
+    expect(count(after, 'hookledger_http_requests_total{route="/api/admin/webhooks",status="201"}')).toBeGreaterThanOrEqual(3)
+    expect(count(after, 'hookledger_http_requests_total{route="/metrics",status="403"}')).toBeGreaterThanOrEqual(1)
+    // Labels are route patterns, never paths: no id ever appears in one.
+    expect([...after.keys()].filter((k) => k.startsWith('hookledger_http_requests_total')).every((k) => !/[0-9a-f]{8}-[0-9a-f]{4}/.test(k))).toBe(true)
     // Gauges that need a query are read at most every few seconds (cached), not per scrape.
     const enabled = (m: Map<string, number>) => m.get('hookledger_endpoints{state="enabled"}')!
     const latest = await eventually('the cached gauges to move', async () => {

@@ -28,6 +28,8 @@ export interface ServiceMetrics {
   render(): Promise<{ contentType: string; body: string }>
   /** Counts what a witness did with a checkpoint (the log's alert: `rolled_back`). */
   witnessed(outcome: WitnessOutcome): void
+  /** Counts one API answer by its route pattern (bounded: the declared routes) and status. */
+  requested(route: string, status: number): void
 }
 
 const statusClass = (r: AttemptResult) => (r.kind === 'response' ? `${Math.floor(r.status / 100)}xx` : r.kind)
@@ -118,6 +120,10 @@ export function createServiceMetrics(options: { db: Db; clock: Clock }): Service
       attemptSeconds.observe({ status_class: statusClass(result) }, result.durationMs / 1000)
       if (result.kind === 'egress_blocked') egressBlocked.inc({ rule: result.error })
     },
+    fannedOut(events, enqueued) {
+      eventsPublished.inc(events)
+      deliveriesEnqueued.inc(enqueued)
+    },
     rescued(n) {
       deliveries.inc({ outcome: 'interrupted', reason: '' }, n)
       totals.rescued += n
@@ -165,6 +171,22 @@ export function createServiceMetrics(options: { db: Db; clock: Clock }): Service
   gauge('hookledger_ledger_snapshot_position', 'Replay and ledger verify start from this position (the latest signed projection snapshot; 0: none).', (s, g) => g.set(s.snapshotPosition))
   gauge('hookledger_ledger_snapshot_age_seconds', 'Age of the latest signed projection snapshot (-1: none yet).', (s, g) => g.set(s.snapshotAgeSeconds ?? -1))
 
+  const eventsPublished = new Counter({
+    name: 'hookledger_events_published_total',
+    help: 'Published events this process took in (fanned out to their endpoints), from the API and from applications publishing in their own transactions alike.',
+    registers: [registry],
+  })
+  const deliveriesEnqueued = new Counter({
+    name: 'hookledger_deliveries_enqueued_total',
+    help: 'Deliveries the fan-out enqueued (one per event and matching endpoint).',
+    registers: [registry],
+  })
+  const httpRequests = new Counter({
+    name: 'hookledger_http_requests_total',
+    help: 'API answers, by route pattern (e.g. /api/admin/webhooks/:id; unmatched paths are "unmatched") and status code.',
+    labelNames: ['route', 'status'] as const,
+    registers: [registry],
+  })
   const witnessSubmissions = new Counter({
     name: 'hookledger_witness_submissions_total',
     help: 'Checkpoints submitted to witnesses, by witness and outcome: cosigned, failed (refused or down), rolled_back (the witness holds a larger tree than the log: alert).',
@@ -176,6 +198,7 @@ export function createServiceMetrics(options: { db: Db; clock: Clock }): Service
     registry,
     observer,
     witnessed: (o) => witnessSubmissions.inc({ witness: o.witness, outcome: o.outcome }),
+    requested: (route, status) => httpRequests.inc({ route, status: String(status) }),
     totals,
     queueStats: stats,
     render: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),

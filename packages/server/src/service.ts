@@ -299,7 +299,7 @@ export async function startService(
   const readiness = createReadiness({ db: database.db, dispatcher: role === 'api' ? null : { get msSinceLastPass() { return dispatcher?.msSinceLastPass ?? Infinity } } })
   let url = ''
   if (listener) {
-    const app = createApi({ deps, instruments: { metrics: metrics.render, readiness }, logTiles: config.HOOKLEDGER_LOG_TILES })
+    const app = createApi({ deps, instruments: { metrics: metrics.render, readiness, requested: metrics.requested }, logTiles: config.HOOKLEDGER_LOG_TILES })
     app.route('/', createUiRoutes())
     app.get('/', (c) => c.redirect('/ui'))
     listener.setHandler(app.fetch)

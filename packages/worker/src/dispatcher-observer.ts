@@ -15,6 +15,8 @@ export interface DispatcherObserver {
   attempted(result: AttemptResult): void
   /** Deliveries the rescuer took back from a lost worker. */
   rescued(count: number): void
+  /** A fan-out batch: the published events it took in and the deliveries it enqueued. */
+  fannedOut?(events: number, enqueued: number): void
 }
 
 export const silentObserver: DispatcherObserver = Object.freeze({

@@ -330,6 +330,7 @@ export class Dispatcher {
       })
       events += r.events
       enqueued += r.enqueued
+      if (r.events > 0) this.#observer.fannedOut?.(r.events, r.enqueued)
       // A short batch means nothing else was waiting (or another worker holds it).
       if (r.events < FANOUT_BATCH) return { events, enqueued }
     }
