@@ -9,7 +9,6 @@ import { systemClock } from '@hookledger/core'
 import {
   ed25519NoteVerifier,
   generateLedgerSigningKey,
-  ledgerSeal,
   ledgerVerifierKey,
   parseLedgerSigningKey,
   parseTlogPolicy,
@@ -152,6 +151,7 @@ describe('a witnessed log', () => {
     expect(await loop.sealOnce()).toBe(0)
     expect(await size()).toBe(before)
     // Without witnesses the same ledger would have been signed: the stop is the witness's doing.
-    expect((await ledgerSeal(database.db, { key, now: new Date() })).rows).toBeGreaterThan(0)
+    await sealEverything(database.db, key, () => new Date())
+    expect(await size()).toBeGreaterThan(before)
   })
 })
