@@ -36,6 +36,9 @@ describe('waiting_reason', () => {
     h.clock.advance(5_000)
     await h.step()
     expect(await reasonOf('evt_a')).toMatchObject({ kind: 'retry_after', retry_after_ms: 120_000, until: '2026-03-01T00:02:05.000Z' })
+    // The snooze is said as one (no attempt spent), with the budget it used.
+    const snoozed = (await get(`/api/admin/deliveries?endpoint_id=${(await h.deliveryOf('evt_a')).endpoint_id}`)).body.data.find((x: any) => x.event_id === 'evt_a')
+    expect(snoozed).toMatchObject({ attempts: 1, snoozes: 1, snoozed_ms: 120_000 })
     const completed = await get(`/api/admin/deliveries?state=completed`)
     expect(completed.body.data.every((d: any) => d.waiting_reason === null)).toBe(true)
   })

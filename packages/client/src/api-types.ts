@@ -793,6 +793,8 @@ export interface operations {
                             link: string;
                             next_attempt_at: string | null;
                             run: number;
+                            snoozed_ms: number;
+                            snoozes: number;
                             /** @enum {string} */
                             state: "pending" | "running" | "retryable" | "completed" | "discarded";
                             updated_at: string;
@@ -905,6 +907,8 @@ export interface operations {
                             link: string;
                             next_attempt_at: string | null;
                             run: number;
+                            snoozed_ms: number;
+                            snoozes: number;
                             /** @enum {string} */
                             state: "pending" | "running" | "retryable" | "completed" | "discarded";
                             updated_at: string;
@@ -1101,6 +1105,8 @@ export interface operations {
                         link: string;
                         next_attempt_at: string | null;
                         run: number;
+                        snoozed_ms: number;
+                        snoozes: number;
                         /** @enum {string} */
                         state: "pending" | "running" | "retryable" | "completed" | "discarded";
                         updated_at: string;
@@ -2028,6 +2034,8 @@ export interface operations {
                             link: string;
                             next_attempt_at: string | null;
                             run: number;
+                            snoozed_ms: number;
+                            snoozes: number;
                             /** @enum {string} */
                             state: "pending" | "running" | "retryable" | "completed" | "discarded";
                             updated_at: string;

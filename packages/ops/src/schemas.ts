@@ -85,6 +85,9 @@ export const deliverySchema = z.object({
   state: deliveryStateSchema,
   run: z.number().int(),
   attempts: z.number().int(),
+  /** Retry-After snoozes in this run (no attempt spent) and their total delay: the snooze budget used. */
+  snoozes: z.number().int(),
+  snoozed_ms: z.number().int(),
   last_status: z.number().int().nullable(),
   last_error: z.string().nullable(),
   next_attempt_at: z.string().nullable(),
@@ -136,6 +139,8 @@ export function deliveryView(row: DeliveryRow, baseUrl: string, waiting: Waiting
     state: row.state,
     run: row.run,
     attempts: row.attempts,
+    snoozes: row.snoozes,
+    snoozed_ms: Number(row.snoozed_ms),
     last_status: row.last_status,
     last_error: row.last_error,
     next_attempt_at: isoOrNull(row.next_attempt_at),
