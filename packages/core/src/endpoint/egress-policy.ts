@@ -249,6 +249,11 @@ export function parseEgressAllowList(text: string | undefined): string[] {
   return entries
 }
 
+/** A CIDR that admits `address` alone, for the hint in a refusal. */
+function suggestedRange(address: string): string {
+  return address.includes(':') ? `${address}/128` : `${address}/32`
+}
+
 /** The IP address a WHATWG-normalised hostname denotes, or null for a DNS name. */
 function ipLiteral(hostname: string): string | null {
   if (hostname.startsWith('[') && hostname.endsWith(']')) return hostname.slice(1, -1)
@@ -292,7 +297,9 @@ export function checkEndpointUrl(url: string, policy: EgressPolicy): EndpointUrl
     if (!decision.allowed) {
       return {
         code: 'egress_blocked',
-        message: `url: address ${literal} is not allowed (${decision.reason})`,
+        // Says how to admit it: a receiver on loopback or a private network is a setting away,
+        // and a CLI reads the setting from its own environment, not the service's.
+        message: `url: address ${literal} is not allowed (${decision.reason}); to deliver there, add its range to HOOKLEDGER_EGRESS_ALLOW (e.g. ${suggestedRange(literal)}) where this runs`,
       }
     }
   }

@@ -235,6 +235,8 @@ describe('checkEndpointUrl', () => {
     expect(problem?.code).toBe('egress_blocked')
     expect(problem?.message).toMatch(/^url: /)
     expect(problem?.message).toContain(address)
+    // It says how to admit it (the CLI reads the setting from its own shell).
+    expect(problem?.message).toMatch(/add its range to HOOKLEDGER_EGRESS_ALLOW \(e\.g\. \S+\/(32|128)\) where this runs$/)
   })
 
   it.each(LITERALS)('accepts %s (%s) when the allow-list has %s', (url, _address, allow) => {
