@@ -125,3 +125,4 @@ describe('the embedded cluster', () => {
     expect(processAlive(cluster!.pid)).toBe(false)
   })
 })
+

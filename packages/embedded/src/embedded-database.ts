@@ -25,6 +25,12 @@ export interface EmbeddedDatabase {
    * started it — a cluster left by a killed process is stopped by the last one to leave).
    */
   stop(): Promise<void>
+  /**
+   * The same, at once and synchronously, for a process about to exit without waiting (a second
+   * Ctrl-C): unless another live process uses the cluster, signals the postmaster to shut down
+   * fast (SIGINT) rather than leave it running with nobody to stop it.
+   */
+  stopNow(): void
 }
 
 /** A free TCP port on loopback. */
@@ -203,6 +209,17 @@ export async function openEmbeddedDatabase(options: {
         })
       })()
       return stopped
+    },
+    stopNow() {
+      rmSync(me, { force: true })
+      if (liveUsers(dataDir).length > 0) return
+      const running = runningCluster(clusterDir)
+      if (!running) return
+      try {
+        process.kill(running.pid, 'SIGINT')
+      } catch {
+        // Gone already.
+      }
     },
   }
 }

@@ -23,8 +23,14 @@ export async function serveCommand(config: Config, argv: string[], env: NodeJS.P
   })
   const service = await startService(config, { role, log, stopSignal: stopping.signal })
   log.info({ signal: await signalled }, 'draining')
-  // A second signal while draining forces the exit.
-  process.once('SIGINT', () => process.exit(130))
+  // A second signal while draining forces the exit — and still stops the embedded PostgreSQL
+  // this process started (it outlived a double Ctrl-C before, with nobody left to stop it).
+  const force = () => {
+    service.abandon()
+    process.exit(130)
+  }
+  process.once('SIGINT', force)
+  process.once('SIGTERM', force)
   await service.stop()
   log.info({}, 'stopped')
   return 0

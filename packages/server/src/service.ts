@@ -91,6 +91,8 @@ export interface OpenDatabase {
   /** The database's clock (see store's DatabaseClock): every rule of this process reads it. */
   readonly clock: Clock
   close(): Promise<void>
+  /** For an exit that will not wait: stops the embedded PostgreSQL at once if this process is its last user. */
+  abandon(): void
 }
 
 /**
@@ -148,6 +150,7 @@ export async function openDatabase(
       await db.destroy()
       await embedded?.stop()
     },
+    abandon: () => embedded?.stopNow(),
   }
 }
 
@@ -260,6 +263,8 @@ export type Role = 'api' | 'worker' | 'all'
 export interface RunningService {
   readonly url: string
   stop(): Promise<void>
+  /** For a forced exit (a second signal): nothing is drained, but what was started is stopped. */
+  abandon(): void
 }
 
 /**
@@ -391,5 +396,6 @@ export async function startService(
       })()
       return stopping
     },
+    abandon: () => database.abandon(),
   }
 }
