@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -22,6 +22,15 @@ afterAll(() => {
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+/** Waits for `check` (a file the process writes as it starts), up to 10 s. */
+async function eventuallyTrue(check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting')
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
 
 /** The cluster directory a data dir uses (`pg` inside it, or where `cluster-location` points). */
 const clusterOf = (dataDir: string) => {
@@ -95,6 +104,16 @@ describe('the embedded cluster', () => {
     const first = await startServe([], env)
     const cluster = runningCluster(clusterOf(dataDir))
     expect(cluster).not.toBeNull()
+    // The first start's token goes to a 0600 file whose path is printed, never to the output.
+    const tokenFile = path.join(dataDir, 'first-start-token')
+    await eventuallyTrue(() => existsSync(tokenFile))
+    const firstToken = readFileSync(tokenFile, 'utf8').trim()
+    expect(firstToken.length).toBeGreaterThan(20)
+    expect(statSync(tokenFile).mode & 0o777).toBe(0o600)
+    expect(first.output()).toContain(`first start: created an admin + publish token for owner "default" in ${tokenFile}`)
+    expect(first.output()).not.toContain(firstToken)
+    const asAdmin = await fetch(`${first.url}/api/admin/webhooks`, { headers: { authorization: `Bearer ${firstToken}` } })
+    expect(asAdmin.status).toBe(200)
     process.kill(first.pid, 'SIGKILL')
     await first.exit
     // The cluster outlives the killed process that started it…

@@ -42,6 +42,7 @@ import { loadMasterKey } from './key-files.js'
 import { createLedgerKeys, sealingLedgerKey, type SigningKeySource } from './ledger-keys.js'
 import { StartupError } from './startup-error.js'
 import { scrubLogValue } from './log-scrub.js'
+import { writeFirstStartToken } from './first-start-token.js'
 import { readLedgerKeyRotations } from './ledger-key-rotations-file.js'
 
 /**
@@ -321,7 +322,8 @@ export async function startService(
         label: 'first start',
         now: deps.clock.now(),
       })
-      out(`first start: created an admin + publish token for owner "default" (shown once):\n  ${token}`)
+      // To a 0600 file, not to stdout: whatever collects the service's output must not hold it.
+      out(writeFirstStartToken(config.HOOKLEDGER_DATA_DIR, token).line)
     }
   }
   let sealer: LedgerSealerLoop | null = null
