@@ -2,7 +2,7 @@ import { hostname } from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { sql } from 'kysely'
-import { pino, type DestinationStream, type Logger as Pino, type LoggerOptions } from 'pino'
+import type { Logger as Pino } from 'pino'
 import {
   classifyDatabaseError,
   createEgressPolicy,
@@ -41,44 +41,9 @@ import { createServiceMetrics, type ServiceMetrics } from './service-metrics.js'
 import { loadMasterKey } from './key-files.js'
 import { createLedgerKeys, sealingLedgerKey, type SigningKeySource } from './ledger-keys.js'
 import { StartupError } from './startup-error.js'
-import { scrubLogValue } from './log-scrub.js'
+export { createLogger } from './logger.js'
 import { writeFirstStartToken } from './first-start-token.js'
 import { readLedgerKeyRotations } from './ledger-key-rotations-file.js'
-
-/**
- * Creates the process logger, with secrets and auth headers redacted. It writes to stdout
- * unless `destination` is given (tests capture the lines).
- */
-export function createLogger(
-  config: Pick<Config, 'LOG_LEVEL'>,
-  destination?: DestinationStream,
-): Pino {
-  const options: LoggerOptions = {
-    level: config.LOG_LEVEL,
-    redact: {
-      paths: [
-        'secret',
-        '*.secret',
-        // A v1a key pair's `whsk_` half (V1aKeyPair.secretKey), should one ever reach a log call.
-        'secretKey',
-        '*.secretKey',
-        'token',
-        '*.token',
-        'headers.authorization',
-        '*.headers.authorization',
-        'req.headers.authorization',
-        'headers["webhook-signature"]',
-        '*.headers["webhook-signature"]',
-        'password',
-        '*.password',
-      ],
-      censor: '[redacted]',
-    },
-    // A URL's user info (a password typed into an endpoint URL) never reaches a line either.
-    formatters: { log: (object) => scrubLogValue(object) as Record<string, unknown> },
-  }
-  return destination ? pino(options, destination) : pino(options)
-}
 
 /** An open database: Kysely over a small pool, plus what is needed to close it. */
 export interface OpenDatabase {
