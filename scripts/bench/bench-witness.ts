@@ -12,6 +12,7 @@ import { systemClock } from '@hookledger/core'
 import { ledgerVerifierKey, logOriginEnsure, parseTlogPolicy, type LedgerSigningKey } from '@hookledger/ledger'
 import type { Db } from '@hookledger/store'
 import { WitnessSubmitter } from '@hookledger/worker'
+import { percentileMs } from './util.js'
 import { createWitnessApp, openWitnessStateFile, witnessKeyInfo } from '@hookledger/witness'
 
 export async function startBenchWitness(db: Db) {
@@ -37,9 +38,8 @@ export async function startBenchWitness(db: Db) {
           from ledger_cosignatures w join ledger_checkpoints c on c.total = w.tree_size and c.tree_note is not null
           group by w.tree_size, w.cosigned_at
         `.execute(db)
-      ).rows.map((r) => Math.max(0, r.ms)).sort((a, b) => a - b)
-      const at = (p: number) => (rows.length === 0 ? 0 : Math.round(rows[Math.min(rows.length - 1, Math.floor((p / 100) * rows.length))]!))
-      return { p50Ms: at(50), p99Ms: at(99), cosigned: rows.length }
+      ).rows.map((r) => Math.max(0, r.ms))
+      return { p50Ms: percentileMs(rows, 50), p99Ms: percentileMs(rows, 99), cosigned: rows.length }
     },
     close() {
       ;(server as { close(): void } | null)?.close()

@@ -23,7 +23,7 @@ import { tableWritesMark, tableWritesSince } from './table-writes.js'
 import { bulkCreateEndpoints, countCompleted, countStates, createEndpoints, eventId, newDispatcher, newTransport, publish, waitCompleted } from './fixtures.js'
 import { freshDatabase, type BenchDb, type Env } from './harness.js'
 import { CHECKPOINT_INTERVAL_MS, OWNER, POOL_SIZE, PROFILE, QUICK, RESULTS_DIR, STATS, cfg } from './settings.js'
-import type { Progress } from './util.js'
+import { percentileMs, type Progress } from './util.js'
 
 export interface DrainOptions {
   readonly name: string
@@ -188,7 +188,7 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
       busy: Number(span.busy),
       roundTrips: { total: statements, perDelivery: statements / total, perSettle: statements / Math.max(1, Number(span.settles)) },
       loopDelay: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6 },
-      lag: { ...lag, catchUpMs, checkpoints: sealer ? (await ledgerSealState(db)).checkpoints : 0, p50Ms: percentileOf(lagMs, 50), p99Ms: percentileOf(lagMs, 99), cosign },
+      lag: { ...lag, catchUpMs, checkpoints: sealer ? (await ledgerSealState(db)).checkpoints : 0, p50Ms: percentileMs(lagMs, 50), p99Ms: percentileMs(lagMs, 99), cosign },
       writes,
     }
   } finally {
@@ -231,10 +231,4 @@ async function drainSpan(db: Db) {
       from ledger
     `.execute(db)
   ).rows[0]!
-}
-
-function percentileOf(values: readonly number[], p: number): number {
-  if (values.length === 0) return 0
-  const sorted = [...values].sort((a, b) => a - b)
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!)
 }

@@ -9,6 +9,9 @@ export function percentile(sorted: readonly number[], p: number): number {
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
   return sorted[i]!
 }
+/** The p-th percentile of unsorted millisecond samples, rounded; 0 when there are none. */
+export const percentileMs = (values: readonly number[], p: number) =>
+  values.length === 0 ? 0 : Math.round(percentile([...values].sort((a, b) => a - b), p))
 export const median = (xs: readonly number[]) =>
   percentile(
     [...xs].sort((a, b) => a - b),

@@ -19,7 +19,7 @@ import {
 import { LedgerSealerLoop, WitnessSubmitter } from '@hookledger/worker'
 import { ledgerVerifyCommand } from '@hookledger/cli'
 import { createWitnessApp, openWitnessStateFile, witnessKeyInfo } from '@hookledger/witness'
-import { bypassLedgerGuards, sealEverything, syntheticLedgerHistory, testDatabase, type TestDatabase } from '@hookledger/testkit'
+import { bypassLedgerGuards, rollLedgerBack, sealEverything, syntheticLedgerHistory, testDatabase, type TestDatabase } from '@hookledger/testkit'
 
 const key = parseLedgerSigningKey(generateLedgerSigningKey().secret)
 
@@ -44,19 +44,6 @@ describe('a witnessed log', () => {
   const size = async () => Number((await sql<{ total: string }>`select coalesce(max(total), 0)::text as total from ledger_checkpoints`.execute(database.db)).rows[0]!.total)
   const submitter = (onOutcome?: (o: { outcome: string }) => void) =>
     new WitnessSubmitter({ db: database.db, witnesses: [...policy.witnesses.values()], clock: systemClock, ...(onOutcome ? { onOutcome } : {}) })
-
-  /** As a superuser with the key would: the checkpoints past `atMost` rows (to a checkpoint's size), their rows and their tiles gone. */
-  async function rollBackTo(atMost: number): Promise<number> {
-    const keep = Number((await sql<{ total: string }>`select max(total)::text as total from ledger_checkpoints where total <= ${atMost}`.execute(database.db)).rows[0]!.total)
-    await bypassLedgerGuards(database.db, async (trx) => {
-      await sql`delete from ledger where position in (select unnest(leaf_positions) from ledger_checkpoints where total > ${keep})`.execute(trx)
-      await sql`delete from ledger_checkpoints where total > ${keep}`.execute(trx)
-      await sql`delete from ledger_cosignatures where tree_size > ${keep}`.execute(trx)
-      await sql`delete from ledger_tree_tiles t where (${keep}::bigint / (256::bigint ^ greatest(t.level, 0))::bigint) - 256 * t.index <= 0`.execute(trx)
-      await sql`update ledger_tree_tiles t set hashes = substring(t.hashes from 1 for 32 * least(256, (${keep}::bigint / (256::bigint ^ greatest(t.level, 0))::bigint) - 256 * t.index)::int)`.execute(trx)
-    })
-    return keep
-  }
 
   beforeAll(async () => {
     database = await testDatabase()
@@ -127,7 +114,7 @@ describe('a witnessed log', () => {
 
   it('a rewritten history, re-signed with the key, is refused by the witness (422), and the log counts it', async () => {
     const witnessed = await size()
-    await rollBackTo(witnessed - 10)
+    await rollLedgerBack(database.db, witnessed - 10)
     await addRows(60, 'rewritten') // larger than what the witness holds, but not an extension of it
     await sealEverything(database.db, key, () => new Date())
     expect(await size()).toBeGreaterThan(witnessed)
@@ -140,7 +127,7 @@ describe('a witnessed log', () => {
   })
 
   it('a log rolled back behind its witness: the alert is raised and the sealer signs nothing new', async () => {
-    const before = await rollBackTo(60)
+    const before = await rollLedgerBack(database.db, 60)
     expect(await size()).toBe(before)
     const sub = submitter()
     const [outcome] = await sub.submit()

@@ -25,7 +25,8 @@ export interface CliIo {
 
 const SCOPES: readonly TokenScope[] = ['admin', 'publish', 'operator']
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+/** A delivery, endpoint or token id as the CLI accepts it. */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** Owner ids the CLI accepts: lowercase letters, digits, `_` and `-`, up to 63. */
 const OWNER_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/

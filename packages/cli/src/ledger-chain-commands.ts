@@ -14,6 +14,8 @@ import {
   parseTlogPolicy,
   servedCheckpoint,
   verifyCheckpointWithPolicy,
+  noteText,
+  ledgerKeysAccepted,
   type LedgerKeyHandOver,
   type LedgerSigningKey,
   ledgerFileLines,
@@ -218,8 +220,8 @@ export async function ledgerVerifyCommand(
 async function witnessedCheckpoint(db: Db, policy: TlogPolicy, publicKey: Uint8Array, handOvers: readonly LedgerKeyHandOver[]) {
   const served = await servedCheckpoint(db, policy)
   if (!served) return { ok: false, size: 0, witnesses: [] as string[], note: '', problem: 'the log has no checkpoint to carry a quorum' }
-  const origin = parseCheckpointBody(served.note.slice(0, served.note.indexOf('\n\n') + 1)).origin
-  const keys = [publicKey, ...handOvers.flatMap((h) => [h.fromPublicKey, h.toPublicKey])]
+  const origin = parseCheckpointBody(noteText(served.note)).origin
+  const keys = ledgerKeysAccepted(publicKey, handOvers)
   try {
     const opened = verifyCheckpointWithPolicy(policy, served.note, keys.map((k) => ed25519NoteVerifier(encodeVerifierKey(origin, k))))
     return { ok: true, size: served.size, witnesses: [...opened.witnesses], note: served.note, problem: null }

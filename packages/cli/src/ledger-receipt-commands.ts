@@ -2,10 +2,9 @@ import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'n
 import path from 'node:path'
 import { ledgerReceipt, verifyLedgerReceipt, verifyRowTlogProof, type GivenLedgerKey, type LedgerReceipt, type ReceiptTrust, type TlogPolicy } from '@hookledger/ledger'
 import type { Db } from '@hookledger/store'
-import type { CliIo } from './commands.js'
+import { UUID, type CliIo } from './commands.js'
 import { INTACT, TAMPERED, UNPROVEN, USAGE } from './ledger-exit-codes.js'
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /**
  * `ledger receipt --delivery ID --out DIR`: the delivery's receipt as files anyone can check —

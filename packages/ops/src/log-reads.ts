@@ -1,4 +1,4 @@
-import { parseTilePath, servedCheckpoint, treeTilesRead, type TlogPolicy } from '@hookledger/ledger'
+import { parseTilePath, servedCheckpoint, TILE_WIDTH, treeTilesRead, type TlogPolicy } from '@hookledger/ledger'
 import type { Db } from '@hookledger/store'
 
 /**
@@ -19,8 +19,6 @@ export type LogTileAnswer =
   | { readonly ok: true; readonly bytes: Uint8Array; /** Full tiles never change. */ readonly full: boolean }
   | { readonly ok: false; readonly reason: 'bad_path' | 'not_found' }
 
-const TILE_WIDTH = 256
-
 /**
  * The tile at `path` (`tile/<L>/<N>[.p/<W>]` or `tile/entries/<N>[.p/<W>]`): hashes, or for
  * entries the bundle — each commitment as a big-endian uint16 length (32) and its bytes. A
@@ -29,7 +27,7 @@ const TILE_WIDTH = 256
 export async function logTileRead(db: Db, path: string): Promise<LogTileAnswer> {
   const tile = parseTilePath(path)
   if (tile === null) return { ok: false, reason: 'bad_path' }
-  const width = tile.width ?? TILE_WIDTH
+  const width = tile.width
   const [hashes] = await treeTilesRead(db, [{ level: tile.level, index: tile.index, width }])
   if (!hashes) return { ok: false, reason: 'not_found' }
   const full = width === TILE_WIDTH

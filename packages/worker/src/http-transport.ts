@@ -172,33 +172,12 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
           REDIRECT_STATUSES.has(response.status) && response.location !== null
             ? parseHttpUrl(response.location, url)
             : null
-        if (next === null) {
-          // Includes a 3xx whose Location is missing or not http(s): the decider sees the 3xx.
-          return {
-            kind: 'response',
-            status: response.status,
-            retryAfter: response.retryAfter,
-            bodyExcerpt: response.bodyExcerpt,
-            bodyTruncated: response.bodyTruncated,
-            headers: response.headers,
-            durationMs: durationMs(),
-            address: response.address,
-          }
-        }
+        // Includes a 3xx whose Location is missing or not http(s): the decider sees the 3xx.
+        if (next === null) return answered(response, durationMs())
         // The signed headers (webhook-id, -timestamp, -signature) belong to the endpoint's origin:
         // a redirect elsewhere is not followed with them, and is the attempt's outcome.
         if (next.origin !== initial.origin) {
-          return {
-            kind: 'response',
-            status: response.status,
-            retryAfter: response.retryAfter,
-            bodyExcerpt: response.bodyExcerpt,
-            bodyTruncated: response.bodyTruncated,
-            headers: response.headers,
-            durationMs: durationMs(),
-            address: response.address,
-            redirectRefused: { location: next.href.slice(0, MAX_ERROR_LENGTH), reason: 'cross_origin' },
-          }
+          return { ...answered(response, durationMs()), redirectRefused: { location: next.href.slice(0, MAX_ERROR_LENGTH), reason: 'cross_origin' } }
         }
         if (redirects >= maxRedirects) {
           const error = `more than ${maxRedirects} redirects, next: ${next.href}`
@@ -223,6 +202,20 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
       httpAgent.destroy()
       httpsAgent.destroy()
     },
+  }
+}
+
+/** The attempt's result when a hop's answer is the last one (not a redirect that is followed). */
+function answered(response: HopResponse, durationMs: number): AttemptResult & { kind: 'response' } {
+  return {
+    kind: 'response',
+    status: response.status,
+    retryAfter: response.retryAfter,
+    bodyExcerpt: response.bodyExcerpt,
+    bodyTruncated: response.bodyTruncated,
+    headers: response.headers,
+    durationMs,
+    address: response.address,
   }
 }
 

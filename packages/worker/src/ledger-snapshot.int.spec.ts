@@ -8,6 +8,7 @@ import {
   ledgerChainVerify,
   ledgerReplayVerify,
   ledgerSeal,
+  ledgerSealUntil,
   ledgerSnapshotTake,
   latestSignedSnapshot,
   SnapshotError,
@@ -130,8 +131,9 @@ describe('projection snapshots', () => {
       return true
     })
     expect(held).toBe(true)
-    // Once it ends, the stored snapshot is signed by the next seal, as the sealer finds it covered.
-    await ledgerSeal(h.db, { key, now: h.clock.now() })
+    // Once it ends, the stored snapshot is signed by the next seal, as the sealer finds it covered
+    // (seals until then: another file's open transaction can hold the horizon back a moment).
+    await ledgerSealUntil(h.db, { key, now: () => h.clock.now(), withinMs: 30_000, done: async () => (await latestSignedSnapshot(h.db)) !== null })
     const signed = await latestSignedSnapshot(h.db)
     expect(signed?.descriptor.seq).toBe(1)
     expect((await ledgerReplayVerify(h.db)).snapshot).toMatchObject({ seq: 1, digestMatches: true })

@@ -23,7 +23,7 @@ import {
   type ChainRow,
   type TileReader,
 } from '@hookledger/ledger'
-import { bypassLedgerGuards, sealEverything, syntheticLedgerHistory, testApi, testDatabase, type TestDatabase } from '@hookledger/testkit'
+import { bypassLedgerGuards, rollLedgerBack, sealEverything, syntheticLedgerHistory, testApi, testDatabase, type TestDatabase } from '@hookledger/testkit'
 
 const key = parseLedgerSigningKey(generateLedgerSigningKey().secret)
 const sha256 = (...parts: Uint8Array[]) => {
@@ -192,29 +192,15 @@ describe('the transparency log: one tree over every sealed row', () => {
   it('rolling back the newest checkpoints, their rows and tiles, and re-signing, passes alone but fails against a saved checkpoint', async () => {
     const saved = (await sql<{ tree_note: string; total: string }>`select tree_note, total::text from ledger_checkpoints order by seq desc limit 1`.execute(database.db)).rows[0]!
     const keep = notes[notes.length - 3]!.total
-    const snapshot = await sql`create temp table saved_tiles as select * from ledger_tree_tiles`.execute(database.db)
-    void snapshot
-    await bypassLedgerGuards(database.db, async (trx) => {
-      await sql`delete from ledger where position in (select unnest(leaf_positions) from ledger_checkpoints where total > ${keep})`.execute(trx)
-      await sql`delete from ledger_checkpoints where total > ${keep}`.execute(trx)
-      await sql`
-        delete from ledger_tree_tiles t where (${keep}::bigint / (256::bigint ^ greatest(t.level, 0))::bigint) - 256 * t.index <= 0
-      `.execute(trx)
-      await sql`
-        update ledger_tree_tiles t set hashes = substring(t.hashes from 1 for 32 * least(256, (${keep}::bigint / (256::bigint ^ greatest(t.level, 0))::bigint) - 256 * t.index)::int)
-      `.execute(trx)
-      await sql`insert into ledger (occurred_at, owner_id, kind, payload, actor) values (now(), 'syn', 'endpoint.disabled', '{"forged":true}', 'operator')`.execute(trx)
-    })
-    try {
-      await sealEverything(database.db, key, () => new Date())
-      const alone = await ledgerTreeVerify(database.db, { publicKey: parseLedgerPublicKey(key.publicKey), full: true })
-      expect(alone.problems.slice(0, 3)).toEqual([])
-      const against = await ledgerTreeVerify(database.db, { publicKey: parseLedgerPublicKey(key.publicKey), since: saved.tree_note })
-      expect(against.ok).toBe(false)
-      expect(against.problems.map((p) => p.kind)).toContain(Number(saved.total) > keep + 1 ? 'rolled_back' : 'rewritten')
-    } finally {
-      // Put the honest history back for the tests after this one.
-      void 0
-    }
+    expect(await rollLedgerBack(database.db, keep)).toBe(keep)
+    await bypassLedgerGuards(database.db, (trx) =>
+      sql`insert into ledger (occurred_at, owner_id, kind, payload, actor) values (now(), 'syn', 'endpoint.disabled', '{"forged":true}', 'operator')`.execute(trx),
+    )
+    await sealEverything(database.db, key, () => new Date())
+    const alone = await ledgerTreeVerify(database.db, { publicKey: parseLedgerPublicKey(key.publicKey), full: true })
+    expect(alone.problems.slice(0, 3)).toEqual([])
+    const against = await ledgerTreeVerify(database.db, { publicKey: parseLedgerPublicKey(key.publicKey), since: saved.tree_note })
+    expect(against.ok).toBe(false)
+    expect(against.problems.map((p) => p.kind)).toContain(Number(saved.total) > keep + 1 ? 'rolled_back' : 'rewritten')
   })
 })

@@ -1,25 +1,14 @@
 import { LEDGER_RECEIPT_FORMAT, type LedgerReceipt, type LedgerReceiptEntry } from '../proof/ledger-receipt.js'
 import { ledgerRowBytes, type ChainRow } from '../proof/ledger-row-encoding.js'
 import { formatTlogProof, parseCheckpointBody } from '../log/index.js'
-import { inclusionProofFromTiles, type TileReader } from '../tree/index.js'
+import { inclusionProofFromTiles } from '../tree/index.js'
 import { noteText } from '../proof/ledger-tree-note.js'
 import { sql } from 'kysely'
 import type { Db, Trx } from '@hookledger/store'
 import { CHAIN_ROW_COLUMNS } from './ledger-chain-rows.js'
-import { latestTreeNote, treeTilesRead } from './ledger-tree.js'
+import { databaseTileReader, latestTreeNote } from './ledger-tree.js'
 import { servedCheckpoint } from './ledger-cosignatures.js'
 import type { TlogPolicy } from '../log/index.js'
-
-/** Tiles read from the database for proofs: one query per proof, each tile as wide as asked. */
-export function databaseTileReader(db: Db | Trx): TileReader {
-  return async (tiles) => {
-    const answers = await treeTilesRead(db, tiles)
-    return answers.map((hashes, i) => {
-      if (!hashes) throw new Error(`tile ${tiles[i]!.level}/${tiles[i]!.index} is not ${tiles[i]!.width} hashes wide: the stored tree lags its checkpoint`)
-      return hashes
-    })
-  }
-}
 
 /**
  * A delivery's receipt: every ledger row about it, each sealed one as a `tlog-proof` into the

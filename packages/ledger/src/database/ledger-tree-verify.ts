@@ -1,14 +1,14 @@
 import { sql } from 'kysely'
 import type { Db } from '@hookledger/store'
 import { ed25519NoteVerifier, encodeVerifierKey, openCheckpoint, parseCheckpointBody, type TlogCheckpoint } from '../log/index.js'
-import { ledgerKeysTrustedFrom, type LedgerKeyHandOver } from '../proof/ledger-key-rotation.js'
+import { ledgerKeysAccepted, type LedgerKeyHandOver } from '../proof/ledger-key-rotation.js'
 import { ledgerRowCommitment, logLeafHash, type ChainRow } from '../proof/ledger-row-encoding.js'
 import { merkleRoot } from '../proof/merkle-tree.js'
 import { noteText } from '../proof/ledger-tree-note.js'
 import { consistencyProofFromTiles, treeRootFromTiles, verifyConsistency } from '../tree/index.js'
+import { equalHashes } from '../tree/tree-hash.js'
 import { CHAIN_ROW_COLUMNS, chainAfter } from './ledger-chain-rows.js'
-import { databaseTileReader } from './ledger-receipt-build.js'
-import { latestTreeNote, logOriginStored, treeTilesRead } from './ledger-tree.js'
+import { databaseTileReader, latestTreeNote, logOriginStored, treeTilesRead } from './ledger-tree.js'
 
 /** One thing wrong with the log's tree. */
 export interface TreeProblem {
@@ -57,7 +57,7 @@ export async function ledgerTreeVerify(
   params: { publicKey: Uint8Array; handOvers?: readonly LedgerKeyHandOver[]; since?: string | undefined; full?: boolean },
 ): Promise<TreeVerifyReport> {
   const problems: TreeProblem[] = []
-  const keys = noteKeysTrusted(params.publicKey, params.handOvers ?? [])
+  const keys = ledgerKeysAccepted(params.publicKey, params.handOvers ?? [])
   const origin = await logOriginStored(db)
   const opened = (note: string, name: string): TlogCheckpoint | null => {
     try {
@@ -78,7 +78,7 @@ export async function ledgerTreeVerify(
   if (!headBody) problems.push({ kind: 'note_unsigned', size, detail: `checkpoint ${head.seq}'s note does not verify with a trusted key under origin ${origin}` })
   const root = headBody?.root ?? parseCheckpointBody(noteText(head.note)).root
   const tilesRoot = await treeRootFromTiles(size, reader).catch(() => null)
-  if (!tilesRoot || !same(tilesRoot, root)) problems.push({ kind: 'tiles_root', size, detail: `the stored tiles do not give the root checkpoint ${head.seq} signed for ${size} rows` })
+  if (!tilesRoot || !equalHashes(tilesRoot, root)) problems.push({ kind: 'tiles_root', size, detail: `the stored tiles do not give the root checkpoint ${head.seq} signed for ${size} rows` })
 
   // A saved checkpoint: today's tree must extend it.
   if (since) {
@@ -114,25 +114,6 @@ export async function ledgerTreeVerify(
 
   const leavesChecked = await checkLeaves(db, { size, from: params.full ? 0 : Math.max(0, size - TAIL_LEAVES) }, problems)
   return { ok: problems.length === 0, origin, size, leavesChecked, checkpointsProven, problems }
-}
-
-/**
- * The keys whose notes are accepted: the trusted one, its successors (hand-overs it signed),
- * and its predecessors (keys that handed over to it, in verified records) — as the chain pass
- * accepts the checkpoints of the keys before and after the trusted one.
- */
-function noteKeysTrusted(anchor: Uint8Array, handOvers: readonly LedgerKeyHandOver[]): Uint8Array[] {
-  const keys = new Map([...ledgerKeysTrustedFrom(anchor, handOvers)].map(([id, k]) => [id, k.publicKey]))
-  for (let grew = true; grew; ) {
-    grew = false
-    for (const h of handOvers) {
-      if (keys.has(h.to) && !keys.has(h.from)) {
-        keys.set(h.from, h.fromPublicKey)
-        grew = true
-      }
-    }
-  }
-  return [...keys.values()]
 }
 
 function savedCheckpoint(note: string, opened: (note: string, name: string) => TlogCheckpoint | null, problems: TreeProblem[]): TlogCheckpoint | null {
@@ -198,9 +179,9 @@ async function checkLeaves(db: Db, params: { size: number; from: number }, probl
       const hashes = tiles[t * 2 + 1]
       const at = (leaf % 256) * 32
       const entry = entries?.subarray(at, at + 32)
-      if (!entry || !same(entry, ledgerRowCommitment(row))) {
+      if (!entry || !equalHashes(entry, ledgerRowCommitment(row))) {
         problems.push({ kind: 'row_commitment', size: leaf, detail: `row ${row.position} (${row.kind}) is not the entry the tree holds at leaf ${leaf}` })
-      } else if (!hashes || !same(hashes.subarray(at, at + 32), logLeafHash(entry))) {
+      } else if (!hashes || !equalHashes(hashes.subarray(at, at + 32), logLeafHash(entry))) {
         problems.push({ kind: 'tile_hash', size: leaf, detail: `leaf ${leaf}'s hash is not SHA-256(0x00 ‖ its entry)` })
       }
     })
@@ -228,14 +209,10 @@ async function checkUpperLevels(db: Db, params: { from: number; size: number }, 
         const parent = above[Math.floor(index / 256) - Math.floor(batch[0]! / 256)]
         const stored = parent?.subarray((index % 256) * 32, (index % 256) * 32 + 32)
         const hashes = tile ? Array.from({ length: 256 }, (_, k) => tile.subarray(k * 32, k * 32 + 32)) : null
-        if (!hashes || !stored || !same(merkleRoot(hashes), stored)) {
+        if (!hashes || !stored || !equalHashes(merkleRoot(hashes), stored)) {
           problems.push({ kind: 'tile_hash', size: index * span, detail: `tile ${level}/${index}'s root is not the hash stored at level ${level + 1}` })
         }
       })
     }
   }
-}
-
-function same(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i])
 }

@@ -3,7 +3,8 @@ import { sql } from 'kysely'
 import type { Db, Trx } from '@hookledger/store'
 import { ledgerRowCommitment, type ChainRow } from '../proof/ledger-row-encoding.js'
 import type { LedgerSigningKey } from '../proof/ledger-checkpoint.js'
-import { decodeTreeEdge, edgeRoot, EMPTY_TREE_EDGE, type TreeEdge } from '../tree/index.js'
+import { decodeTreeEdge, edgeRoot, EMPTY_TREE_EDGE, type TileReader, type TreeEdge } from '../tree/index.js'
+import { equalHashes } from '../tree/tree-hash.js'
 import { ENTRY_LEVEL } from '../tree/tile-appends.js'
 import { noteText, treeNoteVerifier, type TreeNote } from '../proof/ledger-tree-note.js'
 import { parseCheckpointBody } from '../log/index.js'
@@ -76,7 +77,7 @@ export async function treeBefore(
   if (row.tree_note === null || row.tree_edge === null) return { origin, edge: EMPTY_TREE_EDGE, backlog: await backlogOf(trx, latest) }
   const edge = decodeTreeEdge(size, new Uint8Array(row.tree_edge))
   const body = parseCheckpointBody(noteText(row.tree_note))
-  if (body.origin !== origin || Number(body.size) !== size || !sameBytes(body.root, edgeRoot(edge))) {
+  if (body.origin !== origin || Number(body.size) !== size || !equalHashes(body.root, edgeRoot(edge))) {
     throw new TreeInconsistentError(`checkpoint ${latest.seq}'s note does not sign the stored tree of ${size} rows; the sealer signs nothing on top of it`)
   }
   if (latest.key_id === params.key.keyId && !treeNoteVerifier(origin, params.key.publicKey)(row.tree_note)) {
@@ -163,6 +164,13 @@ export async function treeTilesRead(db: Db | Trx, requests: readonly TileRequest
   })
 }
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i])
+/** Tiles read from the database for proofs: one query per proof, each tile as wide as asked. */
+export function databaseTileReader(db: Db | Trx): TileReader {
+  return async (tiles) => {
+    const answers = await treeTilesRead(db, tiles)
+    return answers.map((hashes, i) => {
+      if (!hashes) throw new Error(`tile ${tiles[i]!.level}/${tiles[i]!.index} is not ${tiles[i]!.width} hashes wide: the stored tree lags its checkpoint`)
+      return hashes
+    })
+  }
 }

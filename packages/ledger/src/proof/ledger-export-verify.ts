@@ -1,6 +1,7 @@
 import { LedgerChainVerifier, type ChainVerification, type LedgerChainVerifierOptions } from './ledger-chain-verifier.js'
 import { ed25519NoteVerifier, encodeVerifierKey, openCheckpoint, parseCheckpointBody } from '../log/index.js'
 import { noteText } from './ledger-tree-note.js'
+import { ledgerKeysAccepted } from './ledger-key-rotation.js'
 
 const EXPORT_V1 = 'hookledger.ledger-export.v1'
 const EXPORT_V2 = 'hookledger.ledger-export.v2'
@@ -24,7 +25,7 @@ export class LedgerExportVerifier {
 
   constructor(options: LedgerChainVerifierOptions) {
     this.#chain = new LedgerChainVerifier(options)
-    this.#keys = [options.publicKey, ...(options.handOvers ?? []).flatMap((h) => [h.fromPublicKey, h.toPublicKey])]
+    this.#keys = ledgerKeysAccepted(options.publicKey, options.handOvers ?? [])
   }
 
   pushLine(text: string): void {

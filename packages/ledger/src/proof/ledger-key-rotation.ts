@@ -168,3 +168,12 @@ export function ledgerTrustAnchor(publicKey: Uint8Array, handOvers: readonly Led
     anchor = before.fromPublicKey
   }
 }
+
+/**
+ * Every key whose signature on the log is accepted when `publicKey` is trusted: walked back to
+ * the anchor over the hand-overs that lead to it, then forward from the anchor — the keys before
+ * and after the trusted one, as the chain verifier accepts them. Raw 32-byte keys.
+ */
+export function ledgerKeysAccepted(publicKey: Uint8Array, handOvers: readonly LedgerKeyHandOver[]): Uint8Array[] {
+  return [...ledgerKeysTrustedFrom(ledgerTrustAnchor(publicKey, handOvers), handOvers).values()].map((k) => k.publicKey)
+}

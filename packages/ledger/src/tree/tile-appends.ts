@@ -3,12 +3,12 @@
  * touches gains hashes at its end. Level -1 is the entry bundle level (the commitments
  * themselves); level L ≥ 0 holds the hashes at height 8·L (tlog-tiles).
  */
+import { TILE_WIDTH } from './tile-path.js'
+import { HASH_BYTES } from './tree-hash.js'
 
 /** The level that stores entries (commitments), beside the hash levels 0…63. */
 export const ENTRY_LEVEL = -1
 
-const TILE_WIDTH = 256
-const HASH_BYTES = 32
 
 /** Hashes appended to one tile: its first new hash sits at `offset` (the width it had). */
 export interface TileAppend {
