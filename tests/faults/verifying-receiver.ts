@@ -24,10 +24,14 @@ export class VerifyingReceiver {
   readonly #server: Server
   port = 0
 
+  /** Arrivals (0-based, across endpoints) never answered: held until their connection closes (a killed worker). */
+  readonly held = new Set<number>()
+
   constructor(readonly options: { delayMs?: number; status?: number } = {}) {
     this.#server = createServer((req, res) => {
       const endpoint = Number(/^\/ep\/(\d+)$/.exec(req.url ?? '')?.[1] ?? -1)
       const hit: ReceiverHit = { endpoint, eventId: String(req.headers['webhook-id'] ?? ''), receivedAt: performance.now(), answeredAt: null }
+      const hold = this.held.has(this.hits.length)
       this.hits.push(hit)
       const flying = this.#inFlight.get(endpoint) ?? new Set()
       if (flying.size > 0) this.overlaps.push({ endpoint, arrived: hit, inFlight: [...flying] })
@@ -36,6 +40,7 @@ export class VerifyingReceiver {
       res.on('close', () => flying.delete(hit))
       req.resume()
       req.on('end', () => {
+        if (hold) return
         const answer = () => {
           res.writeHead(this.options.status ?? 204)
           res.end(() => (hit.answeredAt = performance.now()))

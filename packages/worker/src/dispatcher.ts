@@ -2,6 +2,7 @@ import {
   JOB_TIMEOUT_MS,
   databaseRetryDelayMs,
   leaseLeftToSend,
+  pipelinedSendAllowed,
   silentLogger,
   type Clock,
   type EventCatalog,
@@ -20,6 +21,7 @@ import {
   type Db,
   type EmbedAdmits,
   type Notifier,
+  type Settlement,
 } from '@hookledger/store'
 import { DatabaseHealth } from './database-health.js'
 import { maintenancePass, scheduleMaintenance, type MaintenanceReport } from './dispatcher-maintenance.js'
@@ -197,6 +199,10 @@ export class Dispatcher {
         new Promise((r) => (timer = setTimeout(r, grace))),
       ]).finally(() => clearTimeout(timer))
       await this.#settler.flush({ deadlineMs: SHUTDOWN_SETTLE_DEADLINE_MS })
+      // A pipelined attempt's outcome joins the buffer only once the settle before it returned
+      // its claim (that flush): let those turns finish too, as briefly.
+      await Promise.race([Promise.all(this.#inflight), new Promise((r) => setTimeout(r, SHUTDOWN_SETTLE_DEADLINE_MS).unref())])
+      await this.#settler.flush({ deadlineMs: SHUTDOWN_SETTLE_DEADLINE_MS })
       // An attempt that outlives the grace period has its outcome logged as unwritten.
       this.#settler.abandon('stopped before the attempt finished')
     })()
@@ -285,12 +291,27 @@ export class Dispatcher {
 
   #launch(c: ClaimedDelivery): void {
     // A late claim answer may leave too little lease to finish before the rescuer may resend it.
-    const jobTimeoutMs = this.#o.jobTimeoutMs ?? JOB_TIMEOUT_MS
-    const lease = leaseLeftToSend({ leaseUntil: c.delivery.lease_until!, now: this.#o.clock.now(), jobTimeoutMs, leaseMs: this.#leaseMs ?? jobTimeoutMs })
+    const lease = leaseLeftToSend({ leaseUntil: c.delivery.lease_until!, now: this.#o.clock.now(), jobTimeoutMs: this.#jobTimeoutMs, leaseMs: this.#leaseMs ?? this.#jobTimeoutMs })
     if (!lease.send) {
       this.#log.warn({ delivery_id: c.delivery.id, lease_left_ms: lease.leftMs }, 'executor:lease_too_short_to_send')
       return
     }
+    // The slot stays taken until the endpoint has nothing more for it: the settle buffer is bounded by it.
+    const p: Promise<void> = this.#endpointTurn(c)
+      .catch((err) => this.#log.error({ err, delivery_id: c.delivery.id }, 'executor:error'))
+      .finally(() => {
+        this.#inflight.delete(p)
+        if (this.#running) this.nudge()
+      })
+    this.#inflight.add(p)
+  }
+
+  get #jobTimeoutMs(): number {
+    return this.#o.jobTimeoutMs ?? JOB_TIMEOUT_MS
+  }
+
+  /** Starts one attempt, tracked until answered (shutdown waits for these, not for their settles). */
+  #post(c: ClaimedDelivery): Promise<Settlement> {
     const posting = executeDelivery(c, {
       clock: this.#o.clock,
       transport: this.#o.transport,
@@ -301,19 +322,53 @@ export class Dispatcher {
     })
     const posted = posting.then((s) => s.result && this.#observer.attempted(s.result), () => {}).finally(() => this.#posting.delete(posted))
     this.#posting.add(posted)
-    // The slot stays taken until the outcome is written: the settle buffer is bounded by it.
-    // The settle passes the endpoint's lease on to its next due delivery, sent in this slot.
-    const p: Promise<void> = posting
-      .then((settlement) => this.#settler.add(settlement, { chain: this.#running }))
-      .then((next) => {
-        if (next) this.#launch(next)
-      })
-      .catch((err) => this.#log.error({ err, delivery_id: c.delivery.id }, 'executor:error'))
-      .finally(() => {
-        this.#inflight.delete(p)
-        if (this.#running) this.nudge()
-      })
-    this.#inflight.add(p)
+    return posting
+  }
+
+  /**
+   * One endpoint's turn in a slot: POST, settle, and on to the next due delivery the settle
+   * claimed for it, until it has none. After a 2xx the delivery after it (read by the claim) is
+   * sent at once, beside the settle, which claims it — so an endpoint's cycle is the longer of
+   * its POST and its settle, not their sum. Still one request in flight per endpoint: the next
+   * starts only when the one before has answered.
+   */
+  async #endpointTurn(first: ClaimedDelivery): Promise<void> {
+    let current = first
+    let posting = this.#post(first)
+    for (;;) {
+      const settlement = await posting
+      const ahead = this.#sendAhead(current, settlement)
+      const next = await this.#settler.add(settlement, { chain: this.#running, ...(ahead ? { started: ahead.claim.delivery.id } : {}) })
+      if (ahead && next?.delivery.id === ahead.claim.delivery.id) {
+        current = next
+        posting = ahead.posting.then((s) => ({ ...s, delivery: next.delivery, endpoint: next.endpoint }))
+        continue
+      }
+      if (ahead) {
+        // Its claim did not hold (the endpoint was disabled or deleted meanwhile): the answer
+        // is still recorded, as settle_dropped, under the lease it was sent in.
+        const { endpoint: _unclaimed, ...sent } = await ahead.posting
+        await this.#settler.add({ ...sent, delivery: { ...sent.delivery, claimed_by: this.#actor, lease_until: current.delivery.lease_until } })
+        return
+      }
+      if (!next) return
+      current = next
+      posting = this.#post(next)
+    }
+  }
+
+  /** Sends the endpoint's following delivery now, if the answer and the lease allow (core `pipelinedSendAllowed`). */
+  #sendAhead(current: ClaimedDelivery, answered: Settlement): { claim: ClaimedDelivery; posting: Promise<Settlement> } | null {
+    if (!current.following || !this.#running) return null
+    const allowed = pipelinedSendAllowed({
+      answeredCompleted: answered.outcome.type === 'completed',
+      leaseUntil: current.delivery.lease_until!,
+      now: this.#o.clock.now(),
+      jobTimeoutMs: this.#jobTimeoutMs,
+    })
+    if (!allowed) return null
+    const claim: ClaimedDelivery = { delivery: current.following.delivery, endpoint: current.endpoint, event: current.following.event }
+    return { claim, posting: this.#post(claim) }
   }
 
   /** Fans out every waiting event. */

@@ -12,7 +12,7 @@ export const SETTLE_PARALLEL_DEFAULT = 2
 /** At shutdown, a reachable but slow database gets this many times the deadline. */
 export const SHUTDOWN_SLOW_DATABASE_FACTOR = 5
 
-type Queued = { item: Settlement; chain: boolean; done: (next: ClaimedDelivery | null) => void }
+type Queued = { item: Settlement; chain: boolean; started?: string; done: (next: ClaimedDelivery | null) => void }
 
 /**
  * Collects finished attempts and records them in batches: one transaction, one guarded
@@ -86,15 +86,17 @@ export class SettleBatcher {
 
   /**
    * Queues a settlement; resolves once it is recorded (or dropped as stale, or given up). With
-   * `chain`, the endpoint's next due delivery is claimed in the same transaction and resolved.
+   * `chain`, the endpoint's next due delivery is claimed in the same transaction and resolved —
+   * with `started`, that is the delivery the worker already sent (pipelined), by its id.
    */
-  add(item: Settlement, options: { chain?: boolean } = {}): Promise<ClaimedDelivery | null> {
+  add(item: Settlement, options: { chain?: boolean; started?: string } = {}): Promise<ClaimedDelivery | null> {
     if (this.#abandoned) {
       this.#giveUp([{ item, chain: false, done: () => {} }], 'shutting down')
       return Promise.resolve(null)
     }
     return new Promise((done) => {
-      this.#queue.push({ item, chain: (options.chain ?? false) && this.#claimNext !== null, done })
+      const chain = (options.chain ?? false) && this.#claimNext !== null
+      this.#queue.push({ item, chain, ...(chain && options.started ? { started: options.started } : {}), done })
       if (this.#queue.length >= this.#max) this.#kick()
       else this.#timer ??= setTimeout(() => this.#kick(), this.#flushMs)
     })
@@ -175,7 +177,8 @@ export class SettleBatcher {
       try {
         const items = batch.map((b) => b.item)
         const chained = new Set(batch.filter((b) => b.chain).map((b) => b.item.delivery.endpoint_id))
-        const next = { actor: this.#claimNext?.actor ?? '', leaseMs: this.#claimNext?.leaseMs ?? 0, endpointIds: chained }
+        const startedAhead = new Map(batch.flatMap((b) => (b.started ? [[b.item.delivery.endpoint_id, b.started] as const] : [])))
+        const next = { actor: this.#claimNext?.actor ?? '', leaseMs: this.#claimNext?.leaseMs ?? 0, endpointIds: chained, started: startedAhead }
         const started = performance.now()
         const { recorded, claimed, entries } = await deliverySettleBatch(this.#db, items, this.#clock.now(), next)
         this.#health.succeeded()

@@ -4,6 +4,11 @@
  * the lease — after which the rescuer may take the delivery back — last, with room for the
  * settle to commit. A lease no longer than the job timeout would let the rescuer re-send a
  * delivery whose attempt is still running.
+ *
+ * The lease covers two attempts: the claimed delivery's and the endpoint's next one, which the
+ * worker starts the moment the first is answered, before that settle commits (pipelining; the
+ * settle then claims it under a fresh lease). So however slow that settle, the second request
+ * ends before anyone else may take the endpoint.
  */
 export interface AttemptTimeouts {
   readonly httpTimeoutMs: number
@@ -43,7 +48,19 @@ export function deriveAttemptTimeouts(input: { jobTimeoutMs: number; httpTimeout
       `the HTTP timeout (${httpTimeoutMs / 1000} s) must be shorter than the job timeout (${jobTimeoutMs / 1000} s, HOOKLEDGER_JOB_TIMEOUT_SECONDS)`,
     )
   }
-  return { httpTimeoutMs, jobTimeoutMs, leaseMs: jobTimeoutMs + LEASE_MARGIN_MS }
+  return { httpTimeoutMs, jobTimeoutMs, leaseMs: 2 * jobTimeoutMs + LEASE_MARGIN_MS }
+}
+
+/**
+ * Whether the endpoint's next delivery may be sent now, before the settle of the one just
+ * answered commits: only after a 2xx (a failing or throttling receiver gets no second request
+ * until its outcome is recorded and the usual rules have run), and only while the lease taken
+ * for the answered one still covers a whole attempt and the settle's margin — so the request
+ * ends before the rescuer or another worker could take the endpoint, whatever the database does.
+ */
+export function pipelinedSendAllowed(input: { answeredCompleted: boolean; leaseUntil: Date; now: Date; jobTimeoutMs: number }): boolean {
+  if (!input.answeredCompleted) return false
+  return input.leaseUntil.getTime() - input.now.getTime() >= input.jobTimeoutMs + LEASE_MARGIN_MS
 }
 
 /**

@@ -28,11 +28,24 @@ interface HeadEvent {
   readonly ev_data: Record<string, unknown> | null
 }
 
+/**
+ * The endpoint's next due delivery after a claimed one, read (and locked) in the claim's
+ * transaction but not claimed: the worker may send it the moment the claimed one is answered,
+ * and its settle claims it (`deliverySettleBatch`'s `started`). Nothing is written for it, so a
+ * worker that dies first leaves it pending, no attempt spent.
+ */
+export interface FollowingDelivery {
+  readonly delivery: DeliveryRow
+  readonly event: ThinEvent
+}
+
 /** A delivery this worker now holds, with everything needed to sign and send it. */
 export interface ClaimedDelivery {
   readonly delivery: DeliveryRow
   readonly endpoint: EndpointRow
   readonly event: ThinEvent
+  /** The endpoint's next due delivery, if any (see FollowingDelivery). */
+  readonly following?: FollowingDelivery
 }
 
 export interface DeliveryClaimParams {
@@ -56,17 +69,19 @@ export interface DeliveryClaimResult {
 export interface LockedHead {
   readonly delivery: DeliveryRow
   readonly event: ThinEvent | null
+  /** 1: its endpoint's head, to decide; 2: the delivery after it (a FollowingDelivery). */
+  readonly nth: number
 }
 
 /**
- * Locks deliveries by id (`heads`: a query of ids in claim order), skipping any another worker
- * holds or that stopped being due since, and reads their events in the same statement. Each is
- * found by primary key, whatever the planner's estimate of the backlog.
+ * Locks deliveries by id (`heads`: a query of `id, nth` in claim order), skipping any another
+ * worker holds or that stopped being due since, and reads their events in the same statement.
+ * Each is found by primary key, whatever the planner's estimate of the backlog.
  */
 async function lockHeads(trx: Trx, heads: RawBuilder<unknown>, now: Date): Promise<LockedHead[]> {
-  const locked = await sql<DeliveryRow & HeadEvent>`
+  const locked = await sql<DeliveryRow & HeadEvent & { nth: number }>`
     with heads as materialized (${heads})
-    select ${DELIVERY_ROW_COLUMNS}, ev.id as ev_id, ev.type as ev_type, ev.subject as ev_subject,
+    select ${DELIVERY_ROW_COLUMNS}, heads.nth::int as nth, ev.id as ev_id, ev.type as ev_type, ev.subject as ev_subject,
            ev.occurred_at as ev_occurred_at, ev.data as ev_data
     from heads
     cross join lateral (
@@ -79,26 +94,60 @@ async function lockHeads(trx: Trx, heads: RawBuilder<unknown>, now: Date): Promi
     order by s.next_attempt_at, s.id
     for update of s skip locked
   `.execute(trx)
-  return locked.rows.map(({ ev_id, ev_type, ev_subject, ev_occurred_at, ev_data, ...delivery }) => ({
+  return locked.rows.map(({ ev_id, ev_type, ev_subject, ev_occurred_at, ev_data, nth, ...delivery }) => ({
     delivery,
+    nth,
     event: ev_id === null ? null : { id: ev_id, type: ev_type!, subject: ev_subject!, occurred_at: ev_occurred_at!, data: ev_data! },
   }))
 }
 
+/** An endpoint's due deliveries in claim order, at most two: its head and the one after it. */
+const twoDueOf = (endpointId: RawBuilder<unknown>, now: Date, except: RawBuilder<unknown> = sql`null::uuid`) => sql`
+  select d.id, d.next_attempt_at from delivery_states d
+  where d.endpoint_id = ${endpointId} and d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
+    and d.id is distinct from ${except}
+  order by d.next_attempt_at, d.id limit 2
+`
+
 /**
- * The earliest due delivery of each of these endpoints, locked (for the settle that passes an
- * endpoint's lease straight on to its next delivery). One index probe per endpoint.
+ * Splits locked rows into the heads to decide (at most `limit`, in lock order) and, per
+ * endpoint, the delivery after its head. A second row whose head another worker holds is
+ * neither: that worker decides the endpoint.
  */
-export function lockNextHeadsOf(trx: Trx, endpointIds: readonly string[], now: Date): Promise<LockedHead[]> {
+export function splitHeads(locked: readonly LockedHead[], limit = Infinity): { heads: LockedHead[]; following: Map<string, FollowingDelivery> } {
+  const heads = locked.filter((h) => h.nth === 1).slice(0, limit)
+  const withHead = new Set(heads.map((h) => h.delivery.endpoint_id))
+  const following = new Map<string, FollowingDelivery>()
+  for (const h of locked) {
+    if (h.nth === 2 && h.event !== null && withHead.has(h.delivery.endpoint_id)) following.set(h.delivery.endpoint_id, { delivery: h.delivery, event: h.event })
+  }
+  return { heads, following }
+}
+
+/**
+ * The next delivery of each of these endpoints and the one after it, locked (for the settle that
+ * passes an endpoint's lease straight on). The next is the one the worker already started
+ * (`started`, by endpoint id) when there is one, else the earliest due. One index probe each.
+ */
+export function lockNextHeadsOf(
+  trx: Trx,
+  endpointIds: readonly string[],
+  now: Date,
+  started: ReadonlyMap<string, string> = new Map(),
+): Promise<LockedHead[]> {
   if (endpointIds.length === 0) return Promise.resolve([])
+  const startedIds = endpointIds.map((id) => started.get(id) ?? null)
   return lockHeads(
     trx,
     sql`
-      select h.id from unnest(${endpointIds}::uuid[]) as e(id)
+      select h.id, h.nth from unnest(${endpointIds}::uuid[], ${startedIds}::uuid[]) as e(id, started)
       cross join lateral (
-        select d.id from delivery_states d
-        where d.endpoint_id = e.id and d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
-        order by d.next_attempt_at, d.id limit 1
+        select c.id, row_number() over (order by c.k, c.next_attempt_at, c.id) as nth from (
+          select d.id, 0 as k, d.next_attempt_at from delivery_states d where d.id = e.started and d.endpoint_id = e.id
+          union all
+          select t.id, 1 as k, t.next_attempt_at from (${twoDueOf(sql`e.id`, now, sql`e.started`)}) t
+        ) c
+        order by c.k, c.next_attempt_at, c.id limit 2
       ) h
     `,
     now,
@@ -148,21 +197,20 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
   if (limit <= 0) return { claimed: [], settled: 0, entries: [] }
   const leaseUntil = new Date(now.getTime() + (params.leaseMs ?? JOB_TIMEOUT_MS))
   return db.transaction().execute(async (trx) => {
-    const heads = await lockHeads(
+    const locked = await lockHeads(
       trx,
       sql`
-        select h.id from endpoint_queue q
+        select h.id, h.nth from endpoint_queue q
         cross join lateral (
-          select d.id from delivery_states d
-          where d.endpoint_id = q.endpoint_id and d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
-          order by d.next_attempt_at, d.id limit 1
+          select t.id, row_number() over (order by t.next_attempt_at, t.id) as nth from (${twoDueOf(sql`q.endpoint_id`, now)}) t
         ) h
         where q.ready_at <= ${now}
-        order by q.ready_at, q.endpoint_id
-        limit ${limit}
+        order by q.ready_at, q.endpoint_id, h.nth
+        limit ${2 * limit}
       `,
       now,
     )
+    const { heads, following } = splitHeads(locked, limit)
     if (heads.length === 0) return { claimed: [], settled: 0, entries: [] }
     const deliveries = heads.map((h) => h.delivery)
     const endpointIds = [...new Set(deliveries.map((d) => d.endpoint_id))].sort()
@@ -173,10 +221,21 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
     const { entries, claimedIds } = decideHeads(heads, new Map(endpoints.map((e) => [e.id, e])), { now, actor, leaseUntil })
     const written = await ledgerWrite(trx, { base: { endpoints, deliveries }, entries })
     const eventById = new Map(heads.map((h) => [h.delivery.id, h.event]))
-    const claimed = claimedIds.map((id) => {
-      const delivery = written.deliveries.get(id)!
-      return { delivery, endpoint: written.endpoints.get(delivery.endpoint_id)!, event: eventById.get(id)! }
-    })
+    const claimed = claimedOf(claimedIds, written, eventById, following)
     return { claimed, settled: deliveries.length - claimed.length, entries }
+  })
+}
+
+/** The claims as written, each with its endpoint's following delivery. */
+export function claimedOf(
+  ids: readonly string[],
+  written: { deliveries: ReadonlyMap<string, DeliveryRow>; endpoints: ReadonlyMap<string, EndpointRow> },
+  eventById: ReadonlyMap<string, ThinEvent | null>,
+  following: ReadonlyMap<string, FollowingDelivery>,
+): ClaimedDelivery[] {
+  return ids.map((id) => {
+    const delivery = written.deliveries.get(id)!
+    const next = following.get(delivery.endpoint_id)
+    return { delivery, endpoint: written.endpoints.get(delivery.endpoint_id)!, event: eventById.get(id)!, ...(next ? { following: next } : {}) }
   })
 }

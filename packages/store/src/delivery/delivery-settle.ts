@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto'
 import type { Db, Trx } from '../database/database.js'
 import { DELIVERY_ROW_COLUMNS } from './delivery-row-sql.js'
 import { eventInsert } from '../event-publish.js'
-import { decideHeads, lockNextHeadsOf, type ClaimedDelivery } from './delivery-claim.js'
+import { claimedOf, decideHeads, lockNextHeadsOf, splitHeads, type ClaimedDelivery } from './delivery-claim.js'
 import { LeaseMovedError, foldOver, ledgerWrite } from '../ledger-write.js'
 
 /** One finished claim: the running row as the worker holds it, and what happened. */
@@ -81,6 +81,11 @@ export interface ClaimNext {
   readonly leaseMs: number
   /** Only these endpoints pass their lease on (default: every endpoint the settle releases). */
   readonly endpointIds?: ReadonlySet<string>
+  /**
+   * By endpoint id: the following delivery the worker already sent when this settle's outcome
+   * came in (pipelined under the endpoint's lease). It is the one claimed, not the earliest due.
+   */
+  readonly started?: ReadonlyMap<string, string>
 }
 
 /** What one settle recorded. */
@@ -164,7 +169,8 @@ async function settle(
     current.set(endpoint.id, foldOver({ endpoints: [endpoint] }, transitions).set.endpoints.get(endpoint.id)!)
     entries.push(...own, ...transitions)
   }
-  let heads: Awaited<ReturnType<typeof lockNextHeadsOf>> = []
+  let heads: ReturnType<typeof splitHeads>['heads'] = []
+  let following: ReturnType<typeof splitHeads>['following'] = new Map()
   let claimedIds: string[] = []
   if (next) {
     const free = endpointIds.filter((id) => {
@@ -172,7 +178,10 @@ async function settle(
       const e = current.get(id)!
       return e.enabled && e.deleted_at === null && (e.busy_until === null || e.busy_until.getTime() <= now.getTime())
     })
-    heads = await lockNextHeadsOf(trx, free, now)
+    ;({ heads, following } = splitHeads(await lockNextHeadsOf(trx, free, now, next.started)))
+    // A started delivery that can no longer be claimed leaves its endpoint to nobody in this
+    // settle: its answer, when it comes, is kept as settle_dropped.
+    heads = heads.filter((h) => !next.started?.has(h.delivery.endpoint_id) || next.started.get(h.delivery.endpoint_id) === h.delivery.id)
     const decided = decideHeads(heads, current, { now, actor: next.actor, leaseUntil: new Date(now.getTime() + next.leaseMs) })
     entries.push(...decided.entries)
     claimedIds = decided.claimedIds
@@ -195,10 +204,7 @@ async function settle(
     })
   }
   const eventById = new Map(heads.map((h) => [h.delivery.id, h.event]))
-  const claimed = claimedIds.map((id) => {
-    const delivery = written.deliveries.get(id)!
-    return { delivery, endpoint: written.endpoints.get(delivery.endpoint_id)!, event: eventById.get(id)! }
-  })
+  const claimed = claimedOf(claimedIds, written, eventById, following)
   return { recorded: new Set(kept.map((i) => i.delivery.id)), claimed, entries: all }
 }
 
