@@ -54,11 +54,51 @@ export function time(iso, { short = false } = {}) {
   )
 }
 
+/**
+ * Why a delivery waits (`waiting_reason`), its time in the reader's locale rather than the
+ * API's ISO; a dash for none.
+ */
+export function waitingWords(reason) {
+  if (!reason) return orDash(null)
+  const suffix = reason.until ? `, until ${reason.until}` : null
+  if (!suffix || !reason.text.endsWith(suffix)) return reason.text
+  return [reason.text.slice(0, -suffix.length), ', until ', time(reason.until, { short: true })]
+}
+
 /** A stored reason code (`disabled_by_owner`) as words. */
 export const humanize = (code) => code.replaceAll('_', ' ')
 
 /** A table that scrolls sideways on its own instead of widening the page. */
 export const scrollable = (table) => h('div', { class: 'table-wrap' }, table)
+
+/**
+ * Names each cell of `row` after its column (`data-label`), so a narrow screen can show the
+ * row as a card of labelled lines (`.table.stack` in style.css). Returns the row.
+ */
+export function labelled(columns, row) {
+  ;[...row.children].forEach((cell, i) => {
+    if (columns[i]) cell.setAttribute('data-label', columns[i])
+  })
+  return row
+}
+
+/** The column heads of a `labelled` table; an empty name is a visually hidden `hidden` one. */
+export const tableHead = (columns, hidden = '') =>
+  h(
+    'thead',
+    {},
+    h(
+      'tr',
+      {},
+      columns.map((c) =>
+        h('th', { scope: 'col' }, c || h('span', { class: 'visually-hidden' }, hidden)),
+      ),
+    ),
+  )
+
+/** One line of text cut with an ellipsis where it does not fit; the whole of it on hover. */
+export const truncated = (text, tag = 'span', attrs = {}) =>
+  h(tag, { ...attrs, class: `truncate ${attrs.class ?? ''}`.trim(), title: text }, text)
 
 /** A dash for a missing value. */
 export const orDash = (value) =>
