@@ -1,9 +1,11 @@
 // One endpoint's deliveries, newest first, with a state filter, "Load more" and a live first page.
 import { api, endpointPath } from './api.js'
-import { badge, fill, h, orDash, problemAlert, scrollable, time } from './ui.js'
+import { badge, fill, h, labelled, orDash, problemAlert, scrollable, tableHead, time, truncated } from './ui.js'
+import { snoozeSummary } from './view-format.js'
 
 const DELIVERY_STATES = ['pending', 'running', 'retryable', 'completed', 'discarded']
 const LOG_PAGE_SIZE = 25
+const COLUMNS = ['Event', 'State', 'Attempts', 'Last result', 'Next attempt', 'Created', '']
 
 /** The last answer's status and, when there was one, the error. */
 function lastResult(d) {
@@ -98,20 +100,9 @@ function logSection(view) {
 function deliveryTable(body) {
   return h(
     'table',
-    { class: 'table' },
+    { class: 'table stack' },
     h('caption', { class: 'visually-hidden' }, 'Deliveries of this endpoint, newest first'),
-    h(
-      'thead',
-      {},
-      h(
-        'tr',
-        {},
-        ['Event', 'State', 'Attempts', 'Last result', 'Next attempt', 'Created'].map((c) =>
-          h('th', { scope: 'col' }, c),
-        ),
-        h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Attempts page')),
-      ),
-    ),
+    tableHead(COLUMNS, 'Attempts page'),
     body,
   )
 }
@@ -119,17 +110,17 @@ function deliveryTable(body) {
 /** One row per delivery, linking to its attempts. */
 const rows = (deliveries) =>
   deliveries.map((d) =>
-    h(
+    labelled(COLUMNS, h(
       'tr',
       { 'data-delivery-id': d.id },
       h(
         'td',
         { class: 'event-cell' },
-        h('code', {}, d.event_type),
-        h('div', { class: 'muted small mono' }, d.event_id),
+        h('code', { class: 'block' }, d.event_type),
+        truncated(d.event_id, 'span', { class: 'muted small mono block' }),
       ),
       h('td', {}, badge(d.state)),
-      h('td', { class: 'num' }, String(d.attempts)),
+      h('td', { class: 'num' }, String(d.attempts), snoozeSummary(d) ? h('span', { class: 'muted small block nowrap' }, snoozeSummary(d)) : null),
       h('td', { class: 'error-cell' }, lastResult(d)),
       h('td', { class: 'nowrap' }, time(d.next_attempt_at, { short: true })),
       h('td', { class: 'nowrap' }, time(d.created_at, { short: true })),
@@ -143,7 +134,7 @@ const rows = (deliveries) =>
           h('span', { class: 'visually-hidden' }, ` of ${d.event_id}`),
         ),
       ),
-    ),
+    )),
   )
 
 /** "Load more" when there is an older page, nothing otherwise. @param {LogView} view */

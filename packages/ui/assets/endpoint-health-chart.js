@@ -52,7 +52,8 @@ const bucketLabel = (/** @type {string} */ iso, /** @type {number} */ seconds) =
 export function healthChart(stats) {
   const width = 720
   const height = 160
-  const pad = { top: 8, right: 4, bottom: 22, left: 32 }
+  // No text inside: the viewBox is stretched to the page's width, and text would shrink with it.
+  const pad = { top: 4, right: 0, bottom: 1, left: 0 }
   const n = stats.buckets.length
   const max = Math.max(1, ...stats.buckets.map((/** @type {any} */ b) => b.attempts))
   const slot = (width - pad.left - pad.right) / n
@@ -68,11 +69,7 @@ export function healthChart(stats) {
   chart.append(
     svg('title', { id: 'health-chart-title' }, document.createTextNode(`Attempts per ${stats.bucket_seconds / 3600} h over the last ${stats.window}, by outcome: ${stats.attempts} attempts, ${percent(stats.success_rate)} completed`)),
   )
-  chart.append(
-    svg('line', { x1: pad.left, x2: width - pad.right, y1: y(0), y2: y(0), class: 'axis' }),
-    svg('text', { x: pad.left - 4, y: y(max) + 4, 'text-anchor': 'end', class: 'tick' }, document.createTextNode(String(max))),
-    svg('text', { x: pad.left - 4, y: y(0), 'text-anchor': 'end', class: 'tick' }, document.createTextNode('0')),
-  )
+  chart.append(svg('line', { x1: pad.left, x2: width - pad.right, y1: y(0), y2: y(0), class: 'axis' }))
   stats.buckets.forEach((/** @type {any} */ b, /** @type {number} */ i) => {
     const x = pad.left + i * slot + (slot - barW) / 2
     const parts = OUTCOME_STYLES.filter((o) => b.outcomes[o.outcome] > 0)
@@ -88,12 +85,25 @@ export function healthChart(stats) {
     }
     chart.append(g)
   })
-  // First, middle and last bucket labels.
-  for (const i of [0, Math.floor(n / 2), n - 1]) {
-    const x = pad.left + i * slot + slot / 2
-    chart.append(svg('text', { x, y: height - 6, 'text-anchor': i === 0 ? 'start' : i === n - 1 ? 'end' : 'middle', class: 'tick' }, document.createTextNode(bucketLabel(stats.buckets[i].start, stats.bucket_seconds))))
-  }
   return chart
+}
+
+/**
+ * The chart with its scale as HTML, which keeps its size at any width: the most attempts in a
+ * bucket and 0 beside it, the first, middle and last bucket under it.
+ * @param {any} stats the `webhooks.stats` answer
+ */
+export function chartFrame(stats) {
+  const n = stats.buckets.length
+  const max = Math.max(1, ...stats.buckets.map((/** @type {any} */ b) => b.attempts))
+  const label = (/** @type {number} */ i) => h('span', { class: 'chart-label' }, bucketLabel(stats.buckets[i].start, stats.bucket_seconds))
+  return h(
+    'div',
+    { class: 'chart-wrap' },
+    h('div', { class: 'chart-y', 'aria-hidden': 'true' }, h('span', { class: 'chart-label' }, String(max)), h('span', { class: 'chart-label' }, '0')),
+    healthChart(stats),
+    h('div', { class: 'chart-x', 'aria-hidden': 'true' }, label(0), label(Math.floor(n / 2)), label(n - 1)),
+  )
 }
 
 /** The legend: the colours of the outcomes with their counts in the window. */
@@ -134,7 +144,7 @@ export function endpointHealthSection(id, signal) {
       fill(
         body,
         figures(stats),
-        stats.attempts === 0 ? h('p', { class: 'empty' }, `No attempts in the last ${stats.window === '7d' ? '7 days' : '24 hours'}.`) : [h('div', { class: 'chart-wrap' }, healthChart(stats)), legend(stats)],
+        stats.attempts === 0 ? h('p', { class: 'empty' }, `No attempts in the last ${stats.window === '7d' ? '7 days' : '24 hours'}.`) : [chartFrame(stats), legend(stats)],
       )
     } catch (err) {
       if (!signal.aborted) fill(body, problemAlert(err, 'Could not load the endpoint’s health.'))

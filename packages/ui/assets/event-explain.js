@@ -3,7 +3,9 @@
 import { api } from './api.js'
 import { DELIVERIES_PATH } from './deliveries-log.js'
 import { endpointPagePath } from './webhooks.js'
-import { breadcrumbs, fill, h, pageHeading, problemAlert, scrollable, time } from './ui.js'
+import { breadcrumbs, fill, h, labelled, pageHeading, problemAlert, scrollable, tableHead, time } from './ui.js'
+
+const COLUMNS = ['Endpoint', 'What happened', 'Delivery']
 
 /** @type {Record<string, (v: any) => string>} */
 const SAY = {
@@ -43,20 +45,20 @@ export async function eventExplainPage({ main, params: [id], signal }) {
     scrollable(
       h(
         'table',
-        { class: 'table' },
+        { class: 'table stack' },
         h('caption', { class: 'visually-hidden' }, 'One row per endpoint'),
-        h('thead', {}, h('tr', {}, ['Endpoint', 'What happened', 'Delivery'].map((c) => h('th', { scope: 'col' }, c)))),
+        tableHead(COLUMNS),
         h(
           'tbody',
           {},
           answer.data.map((/** @type {any} */ v) =>
-            h(
+            labelled(COLUMNS, h(
               'tr',
               { 'data-verdict': v.verdict },
-              h('td', {}, v.deleted ? h('span', {}, v.url, ' (deleted)') : h('a', { href: endpointPagePath(v.endpoint_id) }, v.url)),
+              h('td', { class: 'url-cell' }, v.deleted ? h('span', {}, v.url, ' (deleted)') : h('a', { href: endpointPagePath(v.endpoint_id) }, v.url)),
               h('td', {}, SAY[v.verdict]?.(v) ?? v.verdict),
               h('td', {}, v.delivery_id && v.verdict !== 'matched' ? h('a', { href: `/ui/deliveries/${encodeURIComponent(v.delivery_id)}` }, 'View attempts') : '—'),
-            ),
+            )),
           ),
         ),
       ),

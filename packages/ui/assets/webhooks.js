@@ -9,10 +9,12 @@ import {
   flash,
   h,
   humanize,
+  labelled,
   pageHeading,
   problemAlert,
   scrollable,
   successNotice,
+  tableHead,
   time,
 } from './ui.js'
 import { fillSparkline } from './endpoint-health-chart.js'
@@ -21,6 +23,7 @@ export const WEBHOOKS_PATH = '/ui/integrations/webhooks'
 export const endpointPagePath = (id) => `${WEBHOOKS_PATH}/${encodeURIComponent(id)}`
 
 const PAGE_SIZE = 50
+const COLUMNS = ['URL', 'State', 'Last 24 h', 'Event types', 'Created']
 
 /** The state word plus why: since when it fails, or the reason it was switched off. */
 export function endpointState(endpoint) {
@@ -92,17 +95,9 @@ const webhooksHead = () => [
 function endpointTable(body) {
   return h(
     'table',
-    { class: 'table' },
+    { class: 'table stack' },
     h('caption', { class: 'visually-hidden' }, 'Webhook endpoints'),
-    h(
-      'thead',
-      {},
-      h(
-        'tr',
-        {},
-        ['URL', 'State', 'Last 24 h', 'Event types', 'Created'].map((c) => h('th', { scope: 'col' }, c)),
-      ),
-    ),
+    tableHead(COLUMNS),
     body,
   )
 }
@@ -111,7 +106,7 @@ function endpointTable(body) {
 function endpointRow(e, signal) {
   const health = h('td', { class: 'health-cell', 'data-health-of': e.id }, h('span', { class: 'muted small' }, '…'))
   void fillSparkline(health, e.id, signal)
-  return h(
+  return labelled(COLUMNS, h(
     'tr',
     {},
     h(
@@ -124,7 +119,7 @@ function endpointRow(e, signal) {
     health,
     h('td', {}, eventTypeList(e.event_types)),
     h('td', { class: 'nowrap' }, time(e.created_at, { short: true })),
-  )
+  ))
 }
 
 /**
