@@ -10,8 +10,10 @@ import {
   iso,
   signsV1a,
   type DeliveryRow,
+  type EndpointHeaderSet,
   type EndpointPatch,
   type EndpointRow,
+  type FollowRedirects,
   type LedgerEntry,
   type RotationKeys,
   type SealedV1aKey,
@@ -57,6 +59,10 @@ export interface EndpointCreateInput {
   /** Default `v1`. A scheme with v1a needs `v1a_key`. */
   readonly signature_scheme?: SignatureScheme
   readonly v1a_key?: SealedV1aKey | null
+  /** Custom headers, secret values already sealed; default none. */
+  readonly headers?: EndpointHeaderSet
+  /** Default `same_origin`. */
+  readonly follow_redirects?: FollowRedirects
 }
 
 /** `webhooks.create`: appends `endpoint.created` and inserts the row. */
@@ -79,22 +85,28 @@ export async function endpointCreate(trx: Trx, ctx: CommandContext, input: Endpo
         signature_scheme: scheme,
         v1a_key_sealed: v1aKey ? bytesToBase64(v1aKey.sealed) : null,
         v1a_public_key: v1aKey?.public_key ?? null,
+        headers: { ...input.headers?.headers },
+        secret_headers_sealed: { ...input.headers?.secret_headers_sealed },
+        follow_redirects: input.follow_redirects ?? 'same_origin',
       },
     },
   ] })
   return endpoints.get(id)!
 }
 
-/** `webhooks.update`; returns null when the endpoint does not exist for this owner. */
+/**
+ * `webhooks.update`; returns null when the endpoint does not exist for this owner. The patch
+ * may be made from the endpoint as locked (a kept secret header is its sealed value).
+ */
 export async function endpointUpdate(
   trx: Trx,
   ctx: CommandContext,
   id: string,
-  patch: EndpointPatch,
+  patch: EndpointPatch | ((current: EndpointRow) => EndpointPatch),
 ): Promise<EndpointRow | null> {
   const row = await endpointLock(trx, ctx, id)
   if (!row) return null
-  const entries = decideEndpointUpdate(row, patch, ctx.now, ctx.actor)
+  const entries = decideEndpointUpdate(row, typeof patch === 'function' ? patch(row) : patch, ctx.now, ctx.actor)
   if (entries.length === 0) return row
   const { endpoints } = await ledgerWrite(trx, { base: { endpoints: [row] }, entries })
   return endpoints.get(id) ?? row

@@ -14,6 +14,7 @@ export const ENDPOINT_COLUMNS = [
   'enabled', 'disabled_reason', 'failing_since', 'busy_until', 'busy_delivery_id', 'deleted_at',
   'created_at', 'updated_at', 'signature_scheme', 'v1a_key_sealed', 'v1a_public_key',
   'prev_v1a_key_sealed', 'prev_v1a_public_key', 'prev_v1a_key_expires_at',
+  'headers', 'secret_headers_sealed', 'follow_redirects',
 ] as const satisfies readonly (keyof EndpointRow)[]
 export const DELIVERY_COLUMNS = [
   'id', 'owner_id', 'endpoint_id', 'event_id', 'event_type', 'state', 'run', 'run_started_at',

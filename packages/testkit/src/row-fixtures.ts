@@ -38,6 +38,9 @@ export function endpointRowFixture(over: Partial<EndpointRow> = {}): EndpointRow
     prev_v1a_key_sealed: null,
     prev_v1a_public_key: null,
     prev_v1a_key_expires_at: null,
+    headers: {},
+    secret_headers_sealed: {},
+    follow_redirects: 'same_origin',
     ...over,
   }
 }

@@ -1,71 +1,47 @@
 // @ts-check
-// The owner's delivery log across endpoints, newest first, with filters in the URL's query.
+// The owner's delivery log across endpoints, newest first, with filters in the URL's query
+// (deliveries-log-filters.js). Each row names its endpoint, so one event's rows on several
+// endpoints tell apart.
 import { api } from './api.js'
 import { navigate } from './router.js'
 import { resendButton } from './delivery-actions.js'
-import { badge, fill, h, orDash, pageHeading, problemAlert, scrollable, time, uid } from './ui.js'
+import { DELIVERIES_PATH, logFilterForm, LOG_FILTERS } from './deliveries-log-filters.js'
+import { logLookups } from './owner-endpoints.js'
+import { badge, fill, h, labelled, orDash, pageHeading, problemAlert, scrollable, showFieldError, tableHead, time, truncated, uid, waitingWords } from './ui.js'
+import { endpointName, snoozeSummary } from './view-format.js'
+import { endpointPagePath } from './webhooks.js'
 
-export const DELIVERIES_PATH = '/ui/deliveries'
-const FILTERS = ['endpoint_id', 'state', 'event_type', 'since', 'until']
-const STATES = ['', 'pending', 'running', 'retryable', 'completed', 'discarded']
+export { DELIVERIES_PATH }
+const COLUMNS = ['Created', 'Endpoint', 'Event', 'State', 'Attempts', 'Last status', 'Why waiting', '']
 
 /** @param {{ main: HTMLElement, signal: AbortSignal }} page */
 export async function deliveriesLogPage({ main, signal }) {
   document.title = 'Delivery log · hookledger admin'
   const query = new URLSearchParams(location.search)
+  const lookups = await logLookups(signal)
+  const { form, controls } = logFilterForm(query, lookups)
   const status = h('div', { 'aria-live': 'polite' })
   const list = h('div')
-  fill(main, pageHeading('Delivery log'), filterForm(query), explainForm(), status, list)
+  const lookupProblem = lookups.problem ? problemAlert(lookups.problem, 'Endpoint names or event types are missing.') : null
+  fill(main, pageHeading('Delivery log'), lookupProblem, form, explainForm(), status, list)
   /** @param {string | undefined} cursor */
   const load = async (cursor) => {
-    const q = Object.fromEntries(FILTERS.map((f) => [f, query.get(f) ?? undefined]))
+    const q = Object.fromEntries(LOG_FILTERS.map((f) => [f, query.get(f) ?? undefined]))
     try {
       const page = await api('GET', '/api/admin/deliveries', { query: { ...q, cursor, limit: 50 }, signal })
-      list.append(logTable(page.data, status))
+      list.append(logTable(page.data, { status, endpoints: lookups.endpoints }))
       if (page.next_cursor)
         list.append(h('button', { type: 'button', class: 'button secondary', onclick: (/** @type {Event} */ ev) => { /** @type {HTMLElement} */ (ev.currentTarget).remove(); load(page.next_cursor) } }, 'Older deliveries'))
       else if (page.data.length === 0 && !cursor) list.append(h('p', { class: 'empty' }, 'No deliveries match.'))
     } catch (err) {
-      if (!signal.aborted) status.replaceChildren(problemAlert(err, 'Could not load the log.'))
+      if (signal.aborted) return
+      // A filter the API refused is marked on its control, as a form's field would be.
+      const control = /** @type {Record<string, HTMLElement>} */ (controls)[/** @type {any} */ (err).field ?? '']
+      if (control) showFieldError(control, /** @type {any} */ (err).detail ?? /** @type {any} */ (err).title)
+      status.replaceChildren(problemAlert(err, 'Could not load the log.'))
     }
   }
   await load(undefined)
-}
-
-/** @param {URLSearchParams} query */
-function filterForm(query) {
-  /** @param {string} name @param {string} label @param {HTMLElement} control */
-  const field = (name, label, control) => {
-    const id = uid(name)
-    control.id = id
-    control.setAttribute('name', name)
-    return h('div', { class: 'field' }, h('label', { for: id }, label), control)
-  }
-  const state = h('select', {}, STATES.map((s) => h('option', { value: s, selected: (query.get('state') ?? '') === s }, s || 'any')))
-  return h(
-    'form',
-    {
-      class: 'filters',
-      role: 'search',
-      'aria-label': 'Filter deliveries',
-      onsubmit: (/** @type {SubmitEvent} */ ev) => {
-        ev.preventDefault()
-        const data = new FormData(/** @type {HTMLFormElement} */ (ev.currentTarget))
-        const next = new URLSearchParams()
-        for (const f of FILTERS) {
-          const v = String(data.get(f) ?? '').trim()
-          if (v) next.set(f, v)
-        }
-        navigate(`${DELIVERIES_PATH}${next.size ? `?${next}` : ''}`)
-      },
-    },
-    field('event_type', 'Event type', h('input', { type: 'text', value: query.get('event_type') ?? '', placeholder: 'booking.created' })),
-    field('state', 'State', state),
-    field('endpoint_id', 'Endpoint ID', h('input', { type: 'text', value: query.get('endpoint_id') ?? '' })),
-    field('since', 'Since (ISO time)', h('input', { type: 'text', value: query.get('since') ?? '' })),
-    field('until', 'Until (ISO time)', h('input', { type: 'text', value: query.get('until') ?? '' })),
-    h('button', { type: 'submit', class: 'button' }, 'Filter'),
-  )
 }
 
 function explainForm() {
@@ -86,37 +62,63 @@ function explainForm() {
   )
 }
 
-/** @param {any[]} rows @param {HTMLElement} status */
-function logTable(rows, status) {
+/**
+ * @typedef {{ status: HTMLElement, endpoints: Map<string, any> | null }} LogContext
+ * @param {any[]} rows @param {LogContext} context
+ */
+function logTable(rows, context) {
   if (rows.length === 0) return h('div')
   return scrollable(
     h(
       'table',
-      { class: 'table' },
+      { class: 'table stack log-table' },
       h('caption', { class: 'visually-hidden' }, 'Deliveries, newest first'),
-      h('thead', {}, h('tr', {}, ['Created', 'Event', 'Type', 'State', 'Attempts', 'Last status', 'Why waiting', ''].map((c) => h('th', { scope: 'col' }, c)))),
-      h('tbody', {}, rows.map((d) => logRow(d, status))),
+      tableHead(COLUMNS, 'Actions'),
+      h('tbody', {}, rows.map((d) => logRow(d, context))),
     ),
   )
 }
 
-/** @param {any} d @param {HTMLElement} status */
-function logRow(d, status) {
+/**
+ * The endpoint as people know it, linked to its page: its description over its URL, or the
+ * URL alone; an endpoint the list did not have, by id.
+ * @param {Map<string, any> | null} endpoints @param {string} id
+ */
+function endpointCell(endpoints, id) {
+  const e = endpoints?.get(id)
+  if (!e) return h('td', { class: 'endpoint-cell' }, truncated(id, 'code'))
+  // At most two lines each (the whole on hover): a URL's end is often what tells two apart.
+  const clamped = (/** @type {string} */ tag, /** @type {string} */ text, /** @type {Record<string, string>} */ attrs = {}) =>
+    h(tag, { ...attrs, class: `clamp ${attrs['class'] ?? ''}`.trim(), title: text }, text)
+  return h(
+    'td',
+    { class: 'endpoint-cell', 'data-endpoint-id': id },
+    clamped('a', endpointName(e), { href: endpointPagePath(id) }),
+    e.description.trim() ? clamped('span', e.url, { class: 'muted small' }) : null,
+  )
+}
+
+/** @param {any} d @param {LogContext} context */
+function logRow(d, { status, endpoints }) {
   const state = h('td', {}, badge(d.state))
-  const actions = h('td', { class: 'nowrap' })
+  const actions = h('td', { class: 'row-actions' })
   const renderActions = (/** @type {any} */ row) =>
     fill(actions, h('a', { href: `/ui/deliveries/${encodeURIComponent(row.id)}` }, 'View attempts'), ' ', resendButton(row, (fresh) => { fill(state, badge(fresh.state)); renderActions(fresh) }, status))
   renderActions(d)
-  return h(
-    'tr',
-    {},
-    h('td', { class: 'nowrap' }, time(d.created_at, { short: true })),
-    h('td', {}, h('code', {}, d.event_id)),
-    h('td', {}, h('code', {}, d.event_type)),
-    state,
-    h('td', { class: 'num' }, String(d.attempts)),
-    h('td', { class: 'num' }, orDash(d.last_status)),
-    h('td', { class: 'small' }, orDash(d.waiting_reason?.text ?? null)),
-    actions,
+  const snoozes = snoozeSummary(d)
+  return labelled(
+    COLUMNS,
+    h(
+      'tr',
+      { 'data-delivery-id': d.id },
+      h('td', { class: 'created-cell' }, time(d.created_at, { short: true })),
+      endpointCell(endpoints, d.endpoint_id),
+      h('td', { class: 'event-cell' }, h('code', { class: 'block' }, d.event_type), truncated(d.event_id, 'span', { class: 'muted small mono block' })),
+      state,
+      h('td', { class: 'num' }, String(d.attempts), snoozes ? h('span', { class: 'muted small block nowrap' }, snoozes) : null),
+      h('td', { class: 'num' }, orDash(d.last_status)),
+      h('td', { class: 'small waiting-cell' }, waitingWords(d.waiting_reason)),
+      actions,
+    ),
   )
 }

@@ -21,9 +21,11 @@ export type AttemptResult =
       readonly address: string | null
       /**
        * A redirect the transport would not follow: to another origin (scheme, host, port) than the
-       * endpoint's, where the signed headers must not go. `status` is the 3xx that asked for it.
+       * endpoint's, where the signed headers must not go (`cross_origin`), or any redirect of an
+       * endpoint whose `follow_redirects` is `none` (`not_followed`). `status` is the 3xx that
+       * asked for it.
        */
-      readonly redirectRefused?: { readonly location: string; readonly reason: 'cross_origin' }
+      readonly redirectRefused?: { readonly location: string; readonly reason: 'cross_origin' | 'not_followed' }
     }
   | { readonly kind: 'timeout'; readonly durationMs: number; readonly error: string }
   | { readonly kind: 'connection_error'; readonly durationMs: number; readonly error: string }
@@ -38,10 +40,27 @@ export type AttemptResult =
     }
   | { readonly kind: 'too_many_redirects'; readonly durationMs: number; readonly error: string }
 
+/** Which redirects an endpoint's requests follow: same-origin ones (the default) or none. */
+export const FOLLOW_REDIRECTS_RULES = ['same_origin', 'none'] as const
+export type FollowRedirects = (typeof FOLLOW_REDIRECTS_RULES)[number]
+export const DEFAULT_FOLLOW_REDIRECTS: FollowRedirects = 'same_origin'
+
+/**
+ * The endpoint's redirect rule riding on an attempt's headers (`signEndpointAttempt` puts it
+ * there): a symbol, so it is never sent, logged or serialized, yet survives the spread that
+ * copies the headers into the request. `OutgoingRequest.followRedirects`, when given, wins.
+ */
+export const REDIRECT_RULE: unique symbol = Symbol('hookledger.follow_redirects')
+
+/** A request's headers, and the redirect rule that may ride on them. */
+export type RequestHeaders = Readonly<Record<string, string>> & { readonly [REDIRECT_RULE]?: FollowRedirects }
+
 /** One outgoing signed POST. */
 export interface OutgoingRequest {
   readonly url: string
-  readonly headers: Readonly<Record<string, string>>
+  readonly headers: RequestHeaders
+  /** Which redirects to follow (default: the rule on `headers`, else `same_origin`). */
+  readonly followRedirects?: FollowRedirects
   readonly body: string
   /** Aborts the request (the job timeout): it ends as a `timeout` result, never reaching a late 2xx. */
   readonly signal?: AbortSignal

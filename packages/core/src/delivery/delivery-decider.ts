@@ -139,6 +139,8 @@ function failedAttempt(attemptNo: number, facts: AttemptFacts, atLeastMs = 0): D
  * - other 4xx → discarded; egress refused → discarded without spending an attempt
  * - a redirect to another origin (not followed: the signed headers stay with the endpoint's
  *   origin) → discarded, `redirect_cross_origin`, with the 3xx and its Location
+ * - any redirect of an endpoint with `follow_redirects: "none"` → discarded,
+ *   `redirect_not_followed`, with the 3xx and its Location
  */
 export function classifyAttempt(
   delivery: Pick<DeliveryRow, 'attempts' | 'run_started_at' | 'snoozes' | 'snoozed_ms'>,
@@ -160,9 +162,16 @@ export function classifyAttempt(
       return failedAttempt(attemptNo, facts)
     case 'response': {
       const s = result.status
-      // The receiver sent us elsewhere, to an origin the signed request may not follow to: no
-      // retry can change that (a new attempt gets the same answer), so it is said and discarded.
-      if (result.redirectRefused) return DeliveryOutcome.discarded('redirect_cross_origin', facts, { detail: `${s} → ${result.redirectRefused.location}` })
+      // The receiver sent us elsewhere, to an origin the signed request may not follow to, or
+      // the endpoint follows no redirect at all: no retry can change that (a new attempt gets
+      // the same answer), so it is said and discarded.
+      if (result.redirectRefused) {
+        const { location, reason } = result.redirectRefused
+        const detail = `${s} → ${location}`
+        if (reason === 'cross_origin') return DeliveryOutcome.discarded('redirect_cross_origin', facts, { detail })
+        const error = `redirect_not_followed: HTTP ${s} to ${location} (the endpoint's follow_redirects is "none")`
+        return DeliveryOutcome.discarded('redirect_not_followed', { ...facts, error }, { detail })
+      }
       if (s >= 200 && s < 300) return DeliveryOutcome.completed(facts)
       if (s === 429 || s === 503) {
         if (result.retryAfter === null || result.retryAfter.trim() === '') return failedAttempt(attemptNo, facts)

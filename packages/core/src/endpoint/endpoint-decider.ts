@@ -8,6 +8,7 @@ import { isEndpointFailure } from '../delivery/delivery-decider.js'
 import { iso, type Actor, type LedgerEntry, type LedgerEntryOf, type LedgerPayloads } from '../model/ledger-entry.js'
 import { bytesToBase64, type EndpointRow } from '../model/projections.js'
 import { signsV1a, type SignatureScheme } from '../signing/signature-scheme.js'
+import type { FollowRedirects } from '../delivery/attempt-result.js'
 
 /** Continuous failure after which an endpoint is disabled. */
 export const DISABLE_AFTER_FAILING_MS = 5 * 24 * 3_600_000
@@ -78,6 +79,22 @@ export interface EndpointPatch {
    * endpoint has none (an endpoint keeps its key pair across scheme changes).
    */
   readonly fresh_v1a_key?: SealedV1aKey
+  /** The whole new set of custom headers (checked by `checkEndpointHeaders`, secrets sealed). */
+  readonly headers?: EndpointHeaderSet
+  readonly follow_redirects?: FollowRedirects
+}
+
+/** An endpoint's custom headers as the row and the ledger hold them. */
+export interface EndpointHeaderSet {
+  readonly headers: Readonly<Record<string, string>>
+  /** Secret values sealed, base64 (a kept one is the row's own sealed value). */
+  readonly secret_headers_sealed: Readonly<Record<string, string>>
+}
+
+/** Two name → value maps with the same entries, in any order. */
+const sameMap = (a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean => {
+  const keys = Object.keys(a)
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && b[k] === a[k])
 }
 
 /** A v1a key pair as the ledger and the row hold it: the `whsk_` key sealed, the `whpk_` key. */
@@ -118,6 +135,17 @@ export function decideEndpointUpdate(
       changes.v1a_key_sealed = bytesToBase64(patch.fresh_v1a_key.sealed)
       changes.v1a_public_key = patch.fresh_v1a_key.public_key
     }
+  }
+  if (
+    patch.headers !== undefined &&
+    !(sameMap(patch.headers.headers, row.headers) && sameMap(patch.headers.secret_headers_sealed, row.secret_headers_sealed))
+  ) {
+    // Both maps travel together: a change replaces the whole set.
+    changes.headers = { ...patch.headers.headers }
+    changes.secret_headers_sealed = { ...patch.headers.secret_headers_sealed }
+  }
+  if (patch.follow_redirects !== undefined && patch.follow_redirects !== row.follow_redirects) {
+    changes.follow_redirects = patch.follow_redirects
   }
   if (Object.keys(changes).length > 0) out.push({ ...base, kind: 'endpoint.updated', payload: changes })
   if (patch.enabled === false && row.enabled) {

@@ -4,6 +4,7 @@
  * JSON-safe (timestamps as ISO strings) because they are stored as jsonb and replayed later.
  */
 
+import type { FollowRedirects } from '../delivery/attempt-result.js'
 import type { SignatureScheme } from '../signing/signature-scheme.js'
 
 /** Who caused an entry: `worker:<id>`, `owner:<token id>`, `operator`, `system`. */
@@ -31,6 +32,14 @@ export interface LedgerPayloads {
     /** The sealed `whsk_` key (never in clear) and its `whpk_` public key, or null. */
     v1a_key_sealed?: string | null
     v1a_public_key?: string | null
+    /**
+     * Custom request headers: plain ones by name, secret ones sealed (base64, never in clear).
+     * Absent in entries written before they existed (= none), as is `follow_redirects`
+     * (= `same_origin`).
+     */
+    headers?: Record<string, string>
+    secret_headers_sealed?: Record<string, string>
+    follow_redirects?: FollowRedirects
   }
   'endpoint.updated': {
     url?: string
@@ -41,6 +50,10 @@ export interface LedgerPayloads {
     /** A key pair, when the new scheme needs one and the endpoint had none. */
     v1a_key_sealed?: string
     v1a_public_key?: string
+    /** The whole new set of custom headers, both maps together (a change replaces them). */
+    headers?: Record<string, string>
+    secret_headers_sealed?: Record<string, string>
+    follow_redirects?: FollowRedirects
   }
   'endpoint.enabled': Record<string, never>
   'endpoint.disabled': { reason: string }
@@ -171,6 +184,7 @@ export type DiscardReason =
   | 'event_pruned'
   | 'retry_window_exceeded'
   | 'redirect_cross_origin'
+  | 'redirect_not_followed'
 
 interface LedgerEntryBase {
   readonly occurred_at: Date

@@ -5,6 +5,7 @@
  */
 import type { LedgerEntry } from './ledger-entry.js'
 import { DEFAULT_SIGNATURE_SCHEME, type SignatureScheme } from '../signing/signature-scheme.js'
+import { DEFAULT_FOLLOW_REDIRECTS, type FollowRedirects } from '../delivery/attempt-result.js'
 
 /** A row of `endpoints`. */
 export interface EndpointRow {
@@ -35,6 +36,11 @@ export interface EndpointRow {
   prev_v1a_key_sealed: Uint8Array | null
   prev_v1a_public_key: string | null
   prev_v1a_key_expires_at: Date | null
+  /** Custom request headers sent on every attempt: plain values by (lower-cased) name. */
+  headers: Record<string, string>
+  /** Secret custom headers: each value sealed with the master key, base64. */
+  secret_headers_sealed: Record<string, string>
+  follow_redirects: FollowRedirects
 }
 
 export type DeliveryState = 'pending' | 'running' | 'retryable' | 'completed' | 'discarded'
@@ -127,6 +133,10 @@ export function evolveEndpoint(row: EndpointRow | null, e: LedgerEntry): Endpoin
       prev_v1a_key_sealed: null,
       prev_v1a_public_key: null,
       prev_v1a_key_expires_at: null,
+      // Entries written before custom headers and the redirect rule existed: none, same origin.
+      headers: { ...e.payload.headers },
+      secret_headers_sealed: { ...e.payload.secret_headers_sealed },
+      follow_redirects: e.payload.follow_redirects ?? DEFAULT_FOLLOW_REDIRECTS,
     }
   }
   if (row === null) return null
@@ -143,6 +153,9 @@ export function evolveEndpoint(row: EndpointRow | null, e: LedgerEntry): Endpoin
         // A scheme change that needs a key pair the endpoint lacks brings one.
         v1a_key_sealed: p.v1a_key_sealed !== undefined ? base64ToBytes(p.v1a_key_sealed) : row.v1a_key_sealed,
         v1a_public_key: p.v1a_public_key ?? row.v1a_public_key,
+        headers: p.headers ? { ...p.headers } : row.headers,
+        secret_headers_sealed: p.secret_headers_sealed ? { ...p.secret_headers_sealed } : row.secret_headers_sealed,
+        follow_redirects: p.follow_redirects ?? row.follow_redirects,
         updated_at: at,
       }
     }

@@ -20,6 +20,12 @@ export interface SecretBox {
   open(sealed: Uint8Array): string
 }
 
+/**
+ * How many bytes of UTF-8 a sealed value holds, without opening it (the box adds a nonce and a
+ * MAC of fixed size): enough to count a kept secret against a size limit.
+ */
+export const sealedPlaintextBytes = (sealed: Uint8Array): number => Math.max(0, sealed.length - NONCE_BYTES - MAC_BYTES)
+
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true })
 const utf8Encoder = new TextEncoder()
 

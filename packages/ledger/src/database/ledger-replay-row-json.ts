@@ -7,7 +7,7 @@
  *
  * The columns and their types are read from the catalog. Values of the shapes the evolve
  * functions produce are rendered in JavaScript (uuid and text as they are, integers, booleans,
- * bytea as `\x…` hex, text[] as arrays, timestamptz as ISO-8601 with the fraction trimmed and
+ * bytea as `\x…` hex, text[] as arrays, flat jsonb maps of strings with their keys in jsonb's order, timestamptz as ISO-8601 with the fraction trimmed and
  * `+00:00`: the replay's transaction runs with `TimeZone = UTC` and `bytea_output = hex`).
  * Anything else (a column type not listed, a string where a number belongs, a year outside
  * 1–9999, a lone UTF-16 surrogate …) is rendered by the database itself, one row per query.
@@ -66,6 +66,13 @@ const ENCODERS: Record<string, Encode> = {
     v instanceof Uint8Array ? '\\x' + Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex') : UNSURE,
   'text[]': (v) =>
     Array.isArray(v) && v.every((x) => x === null || (typeof x === 'string' && plainText(x))) ? [...v] : UNSURE,
+  // The shape endpoints' jsonb columns hold (custom headers): a flat map of strings, keys in jsonb's order.
+  jsonb: (v) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v) || v instanceof Date || v instanceof Uint8Array) return UNSURE
+    const entries = Object.entries(v)
+    if (!entries.every(([k, x]) => plainText(k) && typeof x === 'string' && plainText(x))) return UNSURE
+    return Object.fromEntries(entries.sort(([a], [b]) => jsonbKeyOrder(a, b)))
+  },
 }
 
 interface Column {

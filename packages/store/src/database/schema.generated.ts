@@ -150,6 +150,8 @@ export interface Endpoints {
   enabled: boolean;
   event_types: string[];
   failing_since: Timestamp | null;
+  follow_redirects: Generated<string>;
+  headers: Generated<Json>;
   id: string;
   owner_id: string;
   prev_secret_expires_at: Timestamp | null;
@@ -158,6 +160,7 @@ export interface Endpoints {
   prev_v1a_key_expires_at: Timestamp | null;
   prev_v1a_key_sealed: Buffer | null;
   prev_v1a_public_key: string | null;
+  secret_headers_sealed: Generated<Json>;
   secret_key_id: string;
   secret_sealed: Buffer;
   signature_scheme: Generated<string>;
