@@ -28,35 +28,37 @@ const bodyBlock = (body, empty) =>
   body === null || body === '' ? h('p', { class: 'muted' }, empty) : h('pre', { class: 'body', tabindex: '0' }, body)
 
 /**
- * @param {{ attempt: number, error: string | null,
+ * @param {{ attempt: number, outcome: string, error: string | null,
  *   request: { url: string, headers: Record<string, string>, body: string | null },
  *   response: { status_code: number, headers: Record<string, string>, body: string, truncated: boolean } | null }} a
  */
 export function attemptExchange(a) {
+  // A snooze spends no attempt: it is named by the attempt it postponed.
+  const name = a.outcome === 'snoozed' ? `the snooze before attempt ${a.attempt + 1}` : `attempt ${a.attempt}`
   return h(
     'details',
     { class: 'exchange' },
-    h('summary', {}, `Request and response of attempt ${a.attempt}`),
+    h('summary', {}, `Request and response of ${name}`),
     h(
       'div',
       { class: 'exchange-grid' },
       h(
         'section',
-        { 'aria-label': `Request of attempt ${a.attempt}` },
+        { 'aria-label': `Request of ${name}` },
         h('h3', {}, 'Request'),
         h('p', {}, h('code', {}, `POST ${a.request.url}`)),
-        headerTable(a.request.headers, `Request headers of attempt ${a.attempt}`),
+        headerTable(a.request.headers, `Request headers of ${name}`),
         bodyBlock(a.request.body, 'The event was pruned: its body is gone.'),
       ),
       h(
         'section',
-        { 'aria-label': `Response of attempt ${a.attempt}` },
+        { 'aria-label': `Response of ${name}` },
         h('h3', {}, 'Response'),
         a.response === null
           ? h('p', {}, 'No answer: ', h('code', {}, a.error ?? 'unknown'))
           : [
               h('p', {}, h('strong', {}, `HTTP ${a.response.status_code}`)),
-              headerTable(a.response.headers, `Response headers of attempt ${a.attempt}`),
+              headerTable(a.response.headers, `Response headers of ${name}`),
               bodyBlock(a.response.body, 'Empty body.'),
               a.response.truncated ? h('p', { class: 'muted small' }, 'Only the first 4 KiB is kept.') : null,
             ],

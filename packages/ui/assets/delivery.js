@@ -12,11 +12,13 @@ import {
   pageHeading,
   plural,
   problemAlert,
-  scrollable,
   time,
+  waitingWords,
 } from './ui.js'
 import { WEBHOOKS_PATH, endpointPagePath } from './webhooks.js'
 import { attemptExchange } from './attempt-exchange.js'
+import { attemptTable } from './attempt-table.js'
+import { snoozeSummary } from './view-format.js'
 import { resendButton } from './delivery-actions.js'
 
 const FINAL_STATES = new Set(['completed', 'discarded'])
@@ -92,19 +94,20 @@ function summary(d) {
     'dl',
     { class: 'details' },
     row('State', badge(d.state)),
-    row('Event', h('code', {}, d.event_id)),
+    row('Event', h('code', { class: 'break' }, d.event_id)),
     row(
       'Attempts',
       String(d.attempts),
       d.run > 1 ? h('span', { class: 'muted' }, ` in run ${d.run}`) : null,
+      d.snoozes ? h('span', { class: 'muted' }, `, and ${snoozeSummary(d)}: Retry-After postponements, no attempt spent`) : null,
     ),
     row('Last status', orDash(d.last_status)),
     row('Last error', orDash(d.last_error)),
     row('Next attempt', time(d.next_attempt_at)),
-    d.waiting_reason ? row('Why waiting', d.waiting_reason.text) : null,
+    d.waiting_reason ? row('Why waiting', waitingWords(d.waiting_reason)) : null,
     row('Created', time(d.created_at)),
     row('Updated', time(d.updated_at)),
-    row('Delivery ID', h('code', {}, d.id)),
+    row('Delivery ID', h('code', { class: 'break' }, d.id)),
   )
 }
 
@@ -125,7 +128,7 @@ function runSections({ runs, data }) {
       run ? h('p', { class: 'muted' }, runOrigin(run)) : null,
       attempts.length === 0
         ? h('p', { class: 'empty' }, 'No attempts in this run yet.')
-        : attemptTable(n, attempts),
+        : attemptSection(n, attempts),
     )
   })
 }
@@ -142,59 +145,4 @@ function runOrigin(run) {
   ]
 }
 
-function attemptTable(run, attempts) {
-  return [attemptRows(run, attempts), attempts.map(attemptExchange)]
-}
-
-function attemptRows(run, attempts) {
-  return scrollable(
-    h(
-      'table',
-      { class: 'table' },
-      h('caption', { class: 'visually-hidden' }, `Attempts of run ${run}`),
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          ['Attempt', 'Started', 'Duration', 'Status', 'Error', 'Outcome', 'Signed with'].map((c) =>
-            h('th', { scope: 'col' }, c),
-          ),
-        ),
-      ),
-      h(
-        'tbody',
-        {},
-        attempts.map((a) =>
-          h(
-            'tr',
-            {},
-            h(
-              'td',
-              { class: 'num' },
-              String(a.attempt),
-              a.counted ? null : h('div', { class: 'muted small' }, 'not counted'),
-            ),
-            h('td', { class: 'nowrap' }, time(a.started_at)),
-            h('td', { class: 'num nowrap' }, `${a.duration_ms} ms`),
-            h('td', { class: 'num' }, orDash(a.status_code)),
-            h('td', { class: 'error-cell' }, orDash(a.error)),
-            h('td', {}, h('span', { class: `outcome outcome-${a.outcome}` }, a.outcome)),
-            h(
-              'td',
-              {},
-              a.signed_with.length
-                ? h(
-                    'ul',
-                    { class: 'chips' },
-                    a.signed_with.map((k) => h('li', {}, h('code', {}, k))),
-                  )
-                : orDash(null),
-            ),
-          ),
-        ),
-      ),
-    ),
-  )
-}
+const attemptSection = (run, attempts) => [attemptTable(run, attempts), attempts.map(attemptExchange)]
