@@ -2,7 +2,15 @@ import * as dns from 'node:dns'
 import * as http from 'node:http'
 import * as https from 'node:https'
 import { isIP, type LookupFunction } from 'node:net'
-import { keptResponseHeaders, type AttemptResult, type EgressPolicy, type HttpTransport, type OutgoingRequest } from '@hookledger/core'
+import {
+  DEFAULT_FOLLOW_REDIRECTS,
+  REDIRECT_RULE,
+  keptResponseHeaders,
+  type AttemptResult,
+  type EgressPolicy,
+  type HttpTransport,
+  type OutgoingRequest,
+} from '@hookledger/core'
 
 /** Options of {@link createHttpTransport}. */
 export interface HttpTransportOptions {
@@ -61,10 +69,13 @@ interface HopResponse {
  * `lookup` for them). Keep-alive sockets are pooled per host:port; a reused socket was checked
  * when it connected.
  *
- * Redirects (301/302/303/307/308) are followed up to `maxRedirects` hops, each hop checked
- * again. Every hop re-sends the same POST with the same body and headers, 301/302/303
- * included: a webhook is always a POST, and turning it into a body-less GET (as browsers do)
- * would make the receiver see a different request than the one that was signed.
+ * Redirects (301/302/303/307/308) to the endpoint's own origin are followed up to
+ * `maxRedirects` hops, each hop checked again. Every hop re-sends the same POST with the same
+ * body and headers, 301/302/303 included: a webhook is always a POST, and turning it into a
+ * body-less GET (as browsers do) would make the receiver see a different request than the one
+ * that was signed. A redirect to another origin is never followed (its 3xx is the answer,
+ * `redirectRefused: cross_origin`); with the request's redirect rule `none`, no redirect is
+ * (`redirectRefused: not_followed`).
  *
  * `post` never retries and never throws for network-level failures; it throws only for
  * programmer errors (a URL that is not absolute http(s), use after `close`).
@@ -134,6 +145,7 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     }
     let url: URL = initial
     const headers = buildHeaders(outgoing, userAgent)
+    const rule = outgoing.followRedirects ?? outgoing.headers[REDIRECT_RULE] ?? DEFAULT_FOLLOW_REDIRECTS
     const started = performance.now()
     const durationMs = () => Math.round(performance.now() - started)
     const deadline = new AbortController()
@@ -175,9 +187,11 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
         // Includes a 3xx whose Location is missing or not http(s): the decider sees the 3xx.
         if (next === null) return answered(response, durationMs())
         // The signed headers (webhook-id, -timestamp, -signature) belong to the endpoint's origin:
-        // a redirect elsewhere is not followed with them, and is the attempt's outcome.
-        if (next.origin !== initial.origin) {
-          return { ...answered(response, durationMs()), redirectRefused: { location: next.href.slice(0, MAX_ERROR_LENGTH), reason: 'cross_origin' } }
+        // a redirect elsewhere is not followed with them, and is the attempt's outcome; so is
+        // any redirect of an endpoint that follows none.
+        if (rule === 'none' || next.origin !== initial.origin) {
+          const reason = rule === 'none' ? 'not_followed' : 'cross_origin'
+          return { ...answered(response, durationMs()), redirectRefused: { location: next.href.slice(0, MAX_ERROR_LENGTH), reason } }
         }
         if (redirects >= maxRedirects) {
           const error = `more than ${maxRedirects} redirects, next: ${next.href}`
