@@ -7,6 +7,7 @@ import {
   OpError,
   OPERATIONS,
   hasJsonBody,
+  inputForLog,
   invalidInput,
   parseOpInput,
   type OpDeps,
@@ -14,6 +15,7 @@ import {
 } from '@hookledger/ops'
 import { bearerPrincipal, createInstrumentRoutes, unauthorized, type ApiInstruments } from './instrument-routes.js'
 import { createLogRoutes } from './log-routes.js'
+import { createWellKnownRoutes } from './well-known-routes.js'
 import { buildOpenApi } from './openapi.js'
 import { PROBLEM_STATUS } from './problem-status.js'
 import { problem } from './problem.js'
@@ -137,6 +139,9 @@ export function createApi(options: ApiOptions): Hono<Env> {
     app.route('/', logRoutes.app)
     for (const path of logRoutes.paths) routes.push({ method: 'GET', pattern: pathPattern(path.replace('*', '.*')) })
   }
+  const wellKnown = createWellKnownRoutes(deps.db, deps.clock)
+  app.route('/', wellKnown.app)
+  for (const path of wellKnown.paths) routes.push({ method: 'GET', pattern: pathPattern(path) })
   // The operations are fixed once the app is built: the document is built on first request, then kept.
   let openApi: ReturnType<typeof buildOpenApi> | undefined
   app.get('/api/openapi.json', (c) => c.json((openApi ??= buildOpenApi(operations))))
@@ -162,7 +167,8 @@ export function createApi(options: ApiOptions): Hono<Env> {
         return problem(c, 403, 'forbidden', `this operation needs the "${op.scope}" scope`)
       }
       const input = parseOpInput(op, await rawInput(c, op))
-      log.debug({ op: op.name, input }, 'api:input')
+      // Secret header values never reach the line (inputForLog).
+      log.debug({ op: op.name, input: inputForLog(input) }, 'api:input')
       const actor = principal.scopes.includes('operator') ? 'operator' : `owner:${principal.id}`
       const reply = await op.handler({ deps, principal, actor }, input)
       if (reply.status === 204) return c.body(null, 204)

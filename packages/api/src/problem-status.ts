@@ -15,6 +15,8 @@ export const PROBLEM_STATUS: Readonly<Record<OpErrorCode, 400 | 404 | 409 | 413 
   unknown_event_type: 422,
   reserved_event_type: 422,
   glob_matches_nothing: 422,
+  header_reserved: 422,
+  invalid_header: 422,
   unknown_access_code: 422,
   revoked_access_code: 422,
   egress_blocked: 422,

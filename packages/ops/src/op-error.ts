@@ -14,6 +14,8 @@ export const OP_ERROR_CODES = [
   'unknown_event_type',
   'reserved_event_type',
   'glob_matches_nothing',
+  'header_reserved',
+  'invalid_header',
   'unknown_access_code',
   'revoked_access_code',
   'egress_blocked',

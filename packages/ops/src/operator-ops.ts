@@ -43,10 +43,14 @@ const SEALED_KEYS = new Set([
   'previous_v1a_sealed',
   'prev_v1a_key_sealed',
 ])
+// Sealed custom headers: the names are shown, each value as `[sealed]`.
+const SEALED_MAPS = new Set(['secret_headers_sealed'])
+const sealedMap = (v: unknown) =>
+  v !== null && typeof v === 'object' ? Object.fromEntries(Object.keys(v).map((name) => [name, '[sealed]'])) : v
 const withoutSealed = (record: Record<string, unknown> | null) =>
   record &&
   Object.fromEntries(
-    Object.entries(record).map(([k, v]) => [k, SEALED_KEYS.has(k) && v !== null ? '[sealed]' : v]),
+    Object.entries(record).map(([k, v]) => [k, SEALED_MAPS.has(k) ? sealedMap(v) : SEALED_KEYS.has(k) && v !== null ? '[sealed]' : v]),
   )
 
 function ledgerEntryView(row: LedgerRow): z.input<typeof ledgerEntrySchema> {

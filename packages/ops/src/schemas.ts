@@ -1,9 +1,11 @@
 import { z } from 'zod'
+import { endpointHeadersOutput, followRedirectsSchema } from './endpoint-options.js'
 import {
   SIGNATURE_SCHEMES,
   endpointState,
   eventIdSchema,
   isoTimestampSchema,
+  maskedEndpointHeaders,
   type AttemptRow,
   type DeliveryRow,
   type EndpointRow,
@@ -42,6 +44,10 @@ export const endpointSchema = z.object({
   failing_since: z.string().nullable(),
   signature_scheme: signatureSchemeSchema,
   public_key: publicKeySchema,
+  /** Custom headers; a secret one's value is always the mask, never the value. */
+  headers: endpointHeadersOutput.describe('Custom request headers, name → value; a secret one shows "••••••••"'),
+  secret_headers: z.array(z.string()).describe('The names of the secret headers (their values are never shown)'),
+  follow_redirects: followRedirectsSchema,
   created_at: z.string(),
   updated_at: z.string(),
 })
@@ -64,6 +70,9 @@ export function endpointView(row: EndpointRow): EndpointView {
     failing_since: isoOrNull(row.failing_since),
     signature_scheme: row.signature_scheme,
     public_key: row.v1a_public_key,
+    headers: maskedEndpointHeaders(row),
+    secret_headers: Object.keys(row.secret_headers_sealed),
+    follow_redirects: row.follow_redirects,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   }

@@ -29,6 +29,7 @@ import {
 import { OpError, notFound } from './op-error.js'
 import { defineOp, ok, type OpContext } from './operation.js'
 import { deliveryViews } from './waiting-view.js'
+import { endpointHeadersInput, followRedirectsSchema, sealEndpointHeaders } from './endpoint-options.js'
 import { attemptExchanges } from './attempt-exchange-view.js'
 import {
   attemptSchema,
@@ -115,10 +116,13 @@ export const webhooksCreate = defineOp({
     event_types: eventTypesGlobs,
     embed_id: embedId.nullable().default(null),
     signature_scheme: signatureSchemeSchema.default('v1'),
+    headers: endpointHeadersInput.default({}),
+    follow_redirects: followRedirectsSchema.default('same_origin'),
   }),
   output: z.object({ endpoint: endpointSchema, secret: z.string() }),
   async handler(ctx, input) {
     checkEndpointInput(ctx, input)
+    const headers = sealEndpointHeaders(ctx.deps.secretBox, input.headers, null)
     const secret = generateWebhookSecret()
     const row = await ctx.deps.db.transaction().execute((trx) =>
       endpointCreate(trx, ownerCtx(ctx), {
@@ -130,6 +134,8 @@ export const webhooksCreate = defineOp({
         secret_key_id: secretKeyId(secret),
         signature_scheme: input.signature_scheme,
         v1a_key: signsV1a(input.signature_scheme) ? freshV1aKey(ctx.deps.secretBox) : null,
+        headers,
+        follow_redirects: input.follow_redirects,
       }),
     )
     return { status: 201, body: { endpoint: endpointView(row), secret }, location: `/api/admin/webhooks/${row.id}` }
@@ -237,18 +243,25 @@ export const webhooksUpdate = defineOp({
     embed_id: embedId.nullable().optional(),
     enabled: z.boolean().optional(),
     signature_scheme: signatureSchemeSchema.optional(),
+    headers: endpointHeadersInput.optional(),
+    follow_redirects: followRedirectsSchema.optional(),
   }),
   output: endpointSchema,
-  async handler(ctx, { id, ...patch }) {
+  async handler(ctx, { id, headers, ...patch }) {
     checkEndpointInput(ctx, patch)
     // Offered in case the endpoint has no key pair yet; the decider keeps an existing one.
     const fresh =
       patch.signature_scheme !== undefined && signsV1a(patch.signature_scheme)
         ? { fresh_v1a_key: freshV1aKey(ctx.deps.secretBox) }
         : {}
-    const row = await ctx.deps.db
-      .transaction()
-      .execute((trx) => endpointUpdate(trx, ownerCtx(ctx), id, { ...patch, ...fresh }))
+    // Headers are checked against the endpoint as locked: `{ secret: true }` keeps its value.
+    const row = await ctx.deps.db.transaction().execute((trx) =>
+      endpointUpdate(trx, ownerCtx(ctx), id, (current) => ({
+        ...patch,
+        ...fresh,
+        ...(headers !== undefined && { headers: sealEndpointHeaders(ctx.deps.secretBox, headers, current) }),
+      })),
+    )
     if (!row) throw notFound('endpoint')
     return ok(endpointView(row))
   },

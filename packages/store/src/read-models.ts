@@ -49,6 +49,21 @@ export async function endpointGet(db: Db, owner_id: string, id: string): Promise
   return row ?? null
 }
 
+/** A live endpoint's v1a public keys, whoever owns it (they are published), or null. */
+export async function endpointV1aKeys(
+  db: Db,
+  id: string,
+): Promise<Pick<EndpointRow, 'id' | 'signature_scheme' | 'v1a_public_key' | 'prev_v1a_public_key' | 'prev_v1a_key_expires_at'> | null> {
+  const row = await db
+    .selectFrom('endpoints')
+    .select(['id', 'signature_scheme', 'v1a_public_key', 'prev_v1a_public_key', 'prev_v1a_key_expires_at'])
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .$castTo<Pick<EndpointRow, 'id' | 'signature_scheme' | 'v1a_public_key' | 'prev_v1a_public_key' | 'prev_v1a_key_expires_at'>>()
+    .executeTakeFirst()
+  return row ?? null
+}
+
 /** The owner's live endpoints, oldest first. */
 export async function endpointList(
   db: Db,
