@@ -1543,9 +1543,20 @@ export interface operations {
                             enabled: boolean;
                             event_types: string[];
                             failing_since: string | null;
+                            /**
+                             * @description Which redirects requests follow: same_origin (default; each hop egress-guarded) or none (a 3xx is discarded redirect_not_followed)
+                             * @enum {string}
+                             */
+                            follow_redirects: "same_origin" | "none";
+                            /** @description Custom request headers, name → value; a secret one shows "••••••••" */
+                            headers: {
+                                [key: string]: string;
+                            };
                             id: string;
                             /** @description whpk_ + base64 of the ed25519 public key that verifies v1a signatures; null until the scheme includes v1a */
                             public_key: string | null;
+                            /** @description The names of the secret headers (their values are never shown) */
+                            secret_headers: string[];
                             /**
                              * @description Which signatures requests carry: v1 (HMAC-SHA256, whsec_), v1a (ed25519, whpk_), or both
                              * @enum {string}
@@ -1614,6 +1625,22 @@ export interface operations {
                     embed_id?: string | null;
                     event_types: string[];
                     /**
+                     * @description Which redirects requests follow: same_origin (default; each hop egress-guarded) or none (a 3xx is discarded redirect_not_followed)
+                     * @default same_origin
+                     * @enum {string}
+                     */
+                    follow_redirects?: "same_origin" | "none";
+                    /**
+                     * @description Custom request headers, name → value. A secret one is { "value": "…", "secret": true }: sealed at rest, never shown again (answers show "••••••••"); on update { "secret": true } without a value keeps the one held. The whole set is replaced. At most 20, 4 KiB in all; webhook-*, content-type, content-length, host, user-agent, authorization and hop-by-hop headers are refused
+                     * @default {}
+                     */
+                    headers?: {
+                        [key: string]: string | {
+                            secret?: boolean;
+                            value?: string;
+                        };
+                    };
+                    /**
                      * @description Which signatures requests carry: v1 (HMAC-SHA256, whsec_), v1a (ed25519, whpk_), or both
                      * @default v1
                      * @enum {string}
@@ -1639,9 +1666,20 @@ export interface operations {
                             enabled: boolean;
                             event_types: string[];
                             failing_since: string | null;
+                            /**
+                             * @description Which redirects requests follow: same_origin (default; each hop egress-guarded) or none (a 3xx is discarded redirect_not_followed)
+                             * @enum {string}
+                             */
+                            follow_redirects: "same_origin" | "none";
+                            /** @description Custom request headers, name → value; a secret one shows "••••••••" */
+                            headers: {
+                                [key: string]: string;
+                            };
                             id: string;
                             /** @description whpk_ + base64 of the ed25519 public key that verifies v1a signatures; null until the scheme includes v1a */
                             public_key: string | null;
+                            /** @description The names of the secret headers (their values are never shown) */
+                            secret_headers: string[];
                             /**
                              * @description Which signatures requests carry: v1 (HMAC-SHA256, whsec_), v1a (ed25519, whpk_), or both
                              * @enum {string}
@@ -1755,9 +1793,20 @@ export interface operations {
                         enabled: boolean;
                         event_types: string[];
                         failing_since: string | null;
+                        /**
+                         * @description Which redirects requests follow: same_origin (default; each hop egress-guarded) or none (a 3xx is discarded redirect_not_followed)
+                         * @enum {string}
+                         */
+                        follow_redirects: "same_origin" | "none";
+                        /** @description Custom request headers, name → value; a secret one shows "••••••••" */
+                        headers: {
+                            [key: string]: string;
+                        };
                         id: string;
                         /** @description whpk_ + base64 of the ed25519 public key that verifies v1a signatures; null until the scheme includes v1a */
                         public_key: string | null;
+                        /** @description The names of the secret headers (their values are never shown) */
+                        secret_headers: string[];
                         /**
                          * @description Which signatures requests carry: v1 (HMAC-SHA256, whsec_), v1a (ed25519, whpk_), or both
                          * @enum {string}
@@ -1888,6 +1937,18 @@ export interface operations {
                     enabled?: boolean;
                     event_types?: string[];
                     /**
+                     * @description Which redirects requests follow: same_origin (default; each hop egress-guarded) or none (a 3xx is discarded redirect_not_followed)
+                     * @enum {string}
+                     */
+                    follow_redirects?: "same_origin" | "none";
+                    /** @description Custom request headers, name → value. A secret one is { "value": "…", "secret": true }: sealed at rest, never shown again (answers show "••••••••"); on update { "secret": true } without a value keeps the one held. The whole set is replaced. At most 20, 4 KiB in all; webhook-*, content-type, content-length, host, user-agent, authorization and hop-by-hop headers are refused */
+                    headers?: {
+                        [key: string]: string | {
+                            secret?: boolean;
+                            value?: string;
+                        };
+                    };
+                    /**
                      * @description Which signatures requests carry: v1 (HMAC-SHA256, whsec_), v1a (ed25519, whpk_), or both
                      * @enum {string}
                      */
@@ -1911,9 +1972,20 @@ export interface operations {
                         enabled: boolean;
                         event_types: string[];
                         failing_since: string | null;
+                        /**
+                         * @description Which redirects requests follow: same_origin (default; each hop egress-guarded) or none (a 3xx is discarded redirect_not_followed)
+                         * @enum {string}
+                         */
+                        follow_redirects: "same_origin" | "none";
+                        /** @description Custom request headers, name → value; a secret one shows "••••••••" */
+                        headers: {
+                            [key: string]: string;
+                        };
                         id: string;
                         /** @description whpk_ + base64 of the ed25519 public key that verifies v1a signatures; null until the scheme includes v1a */
                         public_key: string | null;
+                        /** @description The names of the secret headers (their values are never shown) */
+                        secret_headers: string[];
                         /**
                          * @description Which signatures requests carry: v1 (HMAC-SHA256, whsec_), v1a (ed25519, whpk_), or both
                          * @enum {string}
