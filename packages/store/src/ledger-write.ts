@@ -6,8 +6,8 @@ import {
   type ProjectionSet,
   type Touched,
 } from '@hookledger/core'
-import { sql } from 'kysely'
-import type { Trx } from './database/database.js'
+import { sql, type RawBuilder } from 'kysely'
+import type { Db } from './database/database.js'
 import { rowPatch, rowsForJson } from './projection-write.js'
 import type { QueueMerge } from './delivery/endpoint-queue.js'
 
@@ -52,6 +52,12 @@ export interface LedgerWrite {
    * one is still as given. Otherwise nothing is written and `LeaseMovedError` is thrown.
    */
   readonly leasesHeld?: readonly Pick<EndpointRow, 'id' | 'busy_delivery_id' | 'busy_until'>[]
+  /**
+   * A query whose rows come back with the write (`WriteResult.alongside`), read in the same
+   * statement on the snapshot it started from — before the write's changes — so a caller that
+   * needs nothing locked writes and reads in one round trip (the settle's look-ahead).
+   */
+  readonly alongside?: RawBuilder<unknown>
 }
 
 /** A write's `leasesHeld` no longer hold: nothing was written; read the rows again, locked. */
@@ -70,6 +76,8 @@ export interface WriteResult {
   readonly insertedDeliveries: Set<string>
   /** Rows the entries removed (`deliveries.retired`, `endpoint.purged`), deleted by the write. */
   readonly removed: { readonly endpoints: Set<string>; readonly deliveries: Set<string> }
+  /** The rows of `alongside`, when given. */
+  readonly alongside: readonly Record<string, unknown>[]
 }
 
 /** Folds entries over the base rows; returns the full set and which rows they touched. */
@@ -94,7 +102,7 @@ export function foldOver(base: WriteBase, entries: readonly LedgerEntry[]): { se
  * replay relies on), refreshes the claim's queue heads of the endpoints it touched and sends
  * the NOTIFY. One round trip.
  */
-export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteResult> {
+export async function ledgerWrite(trx: Db, write: LedgerWrite): Promise<WriteResult> {
   const base = write.base ?? {}
   const { set, touched } = foldOver(base, write.entries)
   const baseEndpoints = new Map((base.endpoints ?? []).map((r) => [r.id, r]))
@@ -119,7 +127,7 @@ export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteRe
   const keep = write.existingDeliveries === 'keep'
   if (endpoints.created.length + endpoints.changed.length + endpoints.removed.length + deliveries.created.length +
       deliveries.changed.length + deliveries.removed.length + write.entries.length === 0 && !write.notify && !write.fannedOut) {
-    return { endpoints: new Map(), deliveries: new Map(), insertedDeliveries: new Set(), removed: { endpoints: new Set(), deliveries: new Set() } }
+    return { endpoints: new Map(), deliveries: new Map(), insertedDeliveries: new Set(), removed: { endpoints: new Set(), deliveries: new Set() }, alongside: [] }
   }
   // Each changed row's version as the caller read it (its updated_at then), which the function's
   // update checks: a row changed since is refused, never overwritten.
@@ -143,9 +151,9 @@ export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteRe
   const owner = write.owner ?? writeOwner(write.entries, [...endpoints.created, ...endpoints.changed, ...deliveries.created, ...deliveries.changed])
   const call = sql`hookledger_write(${owner}, ${JSON.stringify(payload)}::jsonb)`
   const leases = write.leasesHeld
-  const result = await (leases === undefined
-    ? sql<{ result: { inserted: string[] } }>`select ${call} as result`
-    : sql<{ result: { inserted: string[] } }>`
+  const head = leases === undefined
+    ? sql`select ${call} as result`
+    : sql`
         select ${call} as result from (
           select count(*) as held from (
             select 1 from endpoints e
@@ -156,6 +164,10 @@ export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteRe
           ) locked
         ) leases where leases.held = ${leases.length}
       `
+  type Row = { result: { inserted: string[] } } & Record<string, unknown>
+  const result = await (write.alongside === undefined
+    ? sql<Row>`${head}`
+    : sql<Row>`with w as materialized (${head}) select w.result, a.* from w left join lateral (${write.alongside}) a on true`
   ).execute(trx)
   if (leases !== undefined && result.rows.length === 0) throw new LeaseMovedError()
   const insertedIds = new Set(result.rows[0]?.result.inserted ?? [])
@@ -166,6 +178,7 @@ export async function ledgerWrite(trx: Trx, write: LedgerWrite): Promise<WriteRe
     deliveries: written(deliveries, keep),
     insertedDeliveries: keep ? insertedIds : new Set(deliveries.created.map((d) => d.id)),
     removed: { endpoints: new Set(endpoints.removed), deliveries: new Set(deliveries.removed) },
+    alongside: write.alongside === undefined ? [] : result.rows.filter((r) => r['id'] != null).map(({ result: _result, ...row }) => row),
   }
 }
 

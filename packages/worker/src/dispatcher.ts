@@ -338,7 +338,7 @@ export class Dispatcher {
     for (;;) {
       const settlement = await posting
       const ahead = this.#sendAhead(current, settlement)
-      const next = await this.#settler.add(settlement, { chain: this.#running, ...(ahead ? { started: ahead.claim.delivery.id } : {}) })
+      const next = await this.#settler.add(settlement, { chain: this.#running, following: current.following, started: ahead !== null })
       if (ahead && next?.delivery.id === ahead.claim.delivery.id) {
         current = next
         posting = ahead.posting.then((s) => ({ ...s, delivery: next.delivery, endpoint: next.endpoint }))

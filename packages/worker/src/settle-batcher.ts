@@ -1,5 +1,5 @@
 import { databaseRetryDelayMs, type Clock, type Logger } from '@hookledger/core'
-import { deliverySettleBatch, type ClaimedDelivery, type Db, type Settlement } from '@hookledger/store'
+import { deliverySettleBatch, type ClaimedDelivery, type Db, type FollowingDelivery, type Settlement } from '@hookledger/store'
 import { DatabaseHealth } from './database-health.js'
 import { silentObserver, type DispatcherObserver } from './dispatcher-observer.js'
 
@@ -12,7 +12,7 @@ export const SETTLE_PARALLEL_DEFAULT = 2
 /** At shutdown, a reachable but slow database gets this many times the deadline. */
 export const SHUTDOWN_SLOW_DATABASE_FACTOR = 5
 
-type Queued = { item: Settlement; chain: boolean; started?: string; done: (next: ClaimedDelivery | null) => void }
+type Queued = { item: Settlement; chain: boolean; following?: FollowingDelivery; started?: boolean; done: (next: ClaimedDelivery | null) => void }
 
 /**
  * Collects finished attempts and records them in batches: one transaction, one guarded
@@ -86,17 +86,17 @@ export class SettleBatcher {
 
   /**
    * Queues a settlement; resolves once it is recorded (or dropped as stale, or given up). With
-   * `chain`, the endpoint's next due delivery is claimed in the same transaction and resolved —
-   * with `started`, that is the delivery the worker already sent (pipelined), by its id.
+   * `chain`, the endpoint's next due delivery is claimed in the same write and resolved: the
+   * `following` its claim read when there is one (`started`: the worker already sent it).
    */
-  add(item: Settlement, options: { chain?: boolean; started?: string } = {}): Promise<ClaimedDelivery | null> {
+  add(item: Settlement, options: { chain?: boolean; following?: FollowingDelivery | undefined; started?: boolean } = {}): Promise<ClaimedDelivery | null> {
     if (this.#abandoned) {
       this.#giveUp([{ item, chain: false, done: () => {} }], 'shutting down')
       return Promise.resolve(null)
     }
     return new Promise((done) => {
       const chain = (options.chain ?? false) && this.#claimNext !== null
-      this.#queue.push({ item, chain, ...(chain && options.started ? { started: options.started } : {}), done })
+      this.#queue.push({ item, chain, ...(chain && options.following ? { following: options.following, started: options.started ?? false } : {}), done })
       if (this.#queue.length >= this.#max) this.#kick()
       else this.#timer ??= setTimeout(() => this.#kick(), this.#flushMs)
     })
@@ -177,8 +177,9 @@ export class SettleBatcher {
       try {
         const items = batch.map((b) => b.item)
         const chained = new Set(batch.filter((b) => b.chain).map((b) => b.item.delivery.endpoint_id))
-        const startedAhead = new Map(batch.flatMap((b) => (b.started ? [[b.item.delivery.endpoint_id, b.started] as const] : [])))
-        const next = { actor: this.#claimNext?.actor ?? '', leaseMs: this.#claimNext?.leaseMs ?? 0, endpointIds: chained, started: startedAhead }
+        const following = new Map(batch.flatMap((b) => (b.following ? [[b.item.delivery.endpoint_id, b.following] as const] : [])))
+        const sentAhead = new Map(batch.flatMap((b) => (b.following && b.started ? [[b.item.delivery.endpoint_id, b.following.delivery.id] as const] : [])))
+        const next = { actor: this.#claimNext?.actor ?? '', leaseMs: this.#claimNext?.leaseMs ?? 0, endpointIds: chained, started: sentAhead, following }
         const started = performance.now()
         const { recorded, claimed, entries } = await deliverySettleBatch(this.#db, items, this.#clock.now(), next)
         this.#health.succeeded()

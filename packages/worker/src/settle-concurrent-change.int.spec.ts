@@ -49,6 +49,26 @@ describe('settle, with the rows changed since the claim or not', () => {
     expect((await h.replay()).differences).toEqual([])
   })
 
+  it('the claim read what follows: one statement settles, claims it as read, and reads the one after it', async () => {
+    h = await engineHarness()
+    await h.createEndpoint()
+    const c = await claimOne(h, ['evt_a', 'evt_b', 'evt_c'])
+    expect(c.following).toBeDefined()
+    h.clock.advance(1_000)
+    const following = new Map([[c.delivery.endpoint_id, c.following!]])
+    const r = await deliverySettleBatch(h.db, [completed(c, h.clock.now())], h.clock.now(), { ...next, following })
+    expect(r.claimed.map((x) => x.delivery.id)).toEqual([c.following!.delivery.id])
+    const third = ['evt_a', 'evt_b', 'evt_c'].find((e) => e !== c.delivery.event_id && e !== c.following!.delivery.event_id)
+    expect(r.claimed[0]!.following?.delivery.event_id).toBe(third)
+    expect(r.claimed[0]!.delivery).toMatchObject({ state: 'running', claimed_by: 'worker:w' })
+    // The row the claim read moved meanwhile: the statement is refused, and the locking way claims the earliest due.
+    h.clock.advance(1_000)
+    const stale = new Map([[c.delivery.endpoint_id, { ...r.claimed[0]!.following!, delivery: { ...r.claimed[0]!.following!.delivery, updated_at: new Date(0) } }]])
+    const r2 = await deliverySettleBatch(h.db, [completed(r.claimed[0]!, h.clock.now())], h.clock.now(), { ...next, following: stale })
+    expect(r2.claimed.map((x) => x.delivery.event_id)).toEqual([third])
+    expect((await h.replay()).differences).toEqual([])
+  })
+
   it('the owner edited the endpoint meanwhile: recorded, the edit kept, decided on the endpoint as it is now', async () => {
     h = await engineHarness()
     const { endpoint } = await h.createEndpoint()

@@ -16,7 +16,8 @@ import { randomUUID } from 'node:crypto'
 import type { Db, Trx } from '../database/database.js'
 import { DELIVERY_ROW_COLUMNS } from './delivery-row-sql.js'
 import { eventInsert } from '../event-publish.js'
-import { claimedOf, decideHeads, lockNextHeadsOf, splitHeads, type ClaimedDelivery } from './delivery-claim.js'
+import { claimedOf, decideHeads, lockNextHeadsOf, splitHeads, type ClaimedDelivery, type FollowingDelivery, type LockedHead } from './delivery-claim.js'
+import { followingAlongside, followingFromRows } from './delivery-following.js'
 import { LeaseMovedError, foldOver, ledgerWrite } from '../ledger-write.js'
 
 /** One finished claim: the running row as the worker holds it, and what happened. */
@@ -72,7 +73,7 @@ export async function deliveriesLockClaimed(trx: Trx, guards: readonly ClaimGuar
  * it all through the write primitive in one statement. Returns the ids recorded.
  */
 export async function deliverySettle(trx: Trx, items: readonly Settlement[], now: Date): Promise<Set<string>> {
-  return (await settle(trx, items, now, null)).recorded
+  return (await settle(trx, items, now, null, false)).recorded
 }
 
 /** Who takes the next delivery of a released endpoint, and for how long. */
@@ -86,6 +87,11 @@ export interface ClaimNext {
    * came in (pipelined under the endpoint's lease). It is the one claimed, not the earliest due.
    */
   readonly started?: ReadonlyMap<string, string>
+  /**
+   * By endpoint id: the following delivery each claim read (`ClaimedDelivery.following`). The
+   * one-call settle claims it on the row as read; an endpoint without one is released.
+   */
+  readonly following?: ReadonlyMap<string, FollowingDelivery>
 }
 
 /** What one settle recorded. */
@@ -117,9 +123,9 @@ export async function deliverySettleBatch(db: Db, items: readonly Settlement[], 
   const endpoints = new Set(items.map((i) => i.endpoint?.id))
   if (items.length > 0 && !endpoints.has(undefined) && endpoints.size === items.length) {
     try {
-      return await db.transaction().execute((trx) => settle(trx, items, now, next, true))
+      return await settle(db, items, now, next, true)
     } catch (err) {
-      if (!(err instanceof LeaseMovedError) && !isRowVersionRefusal(err)) throw err
+      if (!(err instanceof LeaseMovedError) && !(err instanceof NeedsTransaction) && !isRowVersionRefusal(err)) throw err
     }
   }
   return db.transaction().execute((trx) => settle(trx, items, now, next, false))
@@ -130,18 +136,28 @@ function isRowVersionRefusal(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23000' && (err as { hint?: unknown }).hint === 'row_version'
 }
 
+/** The one-call settle cannot do this batch alone (it stores the owner's news): take the transaction. */
+class NeedsTransaction extends Error {}
+
+/**
+ * One settle. Optimistic (`q` is the pool: one autocommitted statement): on the rows as the
+ * worker holds them, claiming each endpoint's following delivery as its claim read it, and
+ * reading the one after it in the same statement. Locking (`q` is a transaction): re-reads and
+ * locks the rows, then each released endpoint's next (the one already started, else the
+ * earliest due) and the one after it.
+ */
 async function settle(
-  trx: Trx,
+  q: Db,
   items: readonly Settlement[],
   now: Date,
   next: ClaimNext | null,
-  optimistic = false,
+  optimistic: boolean,
 ): Promise<SettleResult> {
   if (items.length === 0) return { recorded: new Set(), claimed: [], entries: [] }
   const held = optimistic
     ? items.map((i) => i.delivery)
     : await deliveriesLockClaimed(
-        trx,
+        q as Trx,
         items.map((i) => ({ id: i.delivery.id, claimed_by: i.delivery.claimed_by!, lease_until: i.delivery.lease_until! })),
       )
   const heldById = new Map(held.map((d) => [d.id, d]))
@@ -150,13 +166,77 @@ async function settle(
   // the ledger (`delivery.settle_dropped`): no real answer vanishes from the audit trail.
   const dropped = items.filter((i) => !heldById.has(i.delivery.id)).map((i) => settleDroppedEntry(i.delivery, i.outcome, { now, actor: i.actor }))
   if (kept.length === 0) {
-    await ledgerWrite(trx, { entries: dropped })
+    await ledgerWrite(q, { entries: dropped })
     return { recorded: new Set(), claimed: [], entries: dropped }
   }
   const endpointIds = [...new Set(kept.map((i) => i.delivery.endpoint_id))].sort()
   const endpoints = optimistic
     ? kept.map((i) => i.endpoint!).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    : (await sql<EndpointRow>`select * from endpoints where id = any(${endpointIds}::uuid[]) order by id for update`.execute(trx)).rows
+    : (await sql<EndpointRow>`select * from endpoints where id = any(${endpointIds}::uuid[]) order by id for update`.execute(q)).rows
+  const { entries, current } = decideOutcomes(kept, heldById, endpoints, now)
+  // The owner's news of what this settle did (failing, disabled, recovered, given up), stored
+  // in the same transaction: it exists if and only if the transition committed.
+  const news = operationalEventsOf(entries, (id) => isOperationalEventType(heldById.get(id)?.event_type ?? ''))
+  if (optimistic && news.length > 0) throw new NeedsTransaction()
+  let heads: LockedHead[] = []
+  let following = new Map<string, FollowingDelivery>()
+  let claimedIds: string[] = []
+  if (next) {
+    const free = endpointIds.filter((id) => {
+      if (next.endpointIds && !next.endpointIds.has(id)) return false
+      const e = current.get(id)!
+      return e.enabled && e.deleted_at === null && (e.busy_until === null || e.busy_until.getTime() <= now.getTime())
+    })
+    // A caller that does not say what follows gets the earliest due, which takes locks.
+    if (optimistic && next.following === undefined && free.length > 0) throw new NeedsTransaction()
+    if (optimistic) {
+      heads = free.flatMap((id) => {
+        const f = next.following?.get(id)
+        return f ? [{ delivery: f.delivery, event: f.event, nth: 1 }] : []
+      })
+    } else {
+      ;({ heads, following } = splitHeads(await lockNextHeadsOf(q as Trx, free, now, next.started)))
+      // A started delivery that can no longer be claimed leaves its endpoint to nobody in this
+      // settle: its answer, when it comes, is kept as settle_dropped.
+      heads = heads.filter((h) => !next.started?.has(h.delivery.endpoint_id) || next.started.get(h.delivery.endpoint_id) === h.delivery.id)
+    }
+    const decided = decideHeads(heads, current, { now, actor: next.actor, leaseUntil: new Date(now.getTime() + next.leaseMs) })
+    entries.push(...decided.entries)
+    claimedIds = decided.claimedIds
+  }
+  const all = [...entries, ...dropped]
+  const claimedHeads = heads.filter((h) => claimedIds.includes(h.delivery.id))
+  const written = await ledgerWrite(q, {
+    base: { deliveries: [...held, ...heads.map((h) => h.delivery)], endpoints },
+    entries: all,
+    ...(optimistic
+      ? {
+          leasesHeld: endpoints.map((e) => ({ id: e.id, busy_delivery_id: e.busy_delivery_id, busy_until: e.busy_until })),
+          ...(claimedHeads.length > 0 ? { alongside: followingAlongside(claimedHeads.map((h) => h.delivery), now) } : {}),
+        }
+      : {}),
+  })
+  if (optimistic) following = followingFromRows(written.alongside)
+  for (const n of news) {
+    await eventInsert(q as Trx, {
+      owner_id: n.owner_id,
+      event: { id: `whop_${randomUUID().replaceAll('-', '')}`, type: n.type, subject: n.subject, occurred_at: now, data: n.data },
+      now,
+      actor: 'system',
+    })
+  }
+  const eventById = new Map(heads.map((h) => [h.delivery.id, h.event]))
+  const claimed = claimedOf(claimedIds, written, eventById, following)
+  return { recorded: new Set(kept.map((i) => i.delivery.id)), claimed, entries: all }
+}
+
+/** Each kept outcome's entries and the endpoint transitions they imply, in order; the endpoints after them. */
+function decideOutcomes(
+  kept: readonly Settlement[],
+  heldById: ReadonlyMap<string, DeliveryRow>,
+  endpoints: readonly EndpointRow[],
+  now: Date,
+): { entries: LedgerEntry[]; current: Map<string, EndpointRow> } {
   const current = new Map(endpoints.map((e) => [e.id, e]))
   const entries: LedgerEntry[] = []
   for (const it of kept) {
@@ -169,43 +249,7 @@ async function settle(
     current.set(endpoint.id, foldOver({ endpoints: [endpoint] }, transitions).set.endpoints.get(endpoint.id)!)
     entries.push(...own, ...transitions)
   }
-  let heads: ReturnType<typeof splitHeads>['heads'] = []
-  let following: ReturnType<typeof splitHeads>['following'] = new Map()
-  let claimedIds: string[] = []
-  if (next) {
-    const free = endpointIds.filter((id) => {
-      if (next.endpointIds && !next.endpointIds.has(id)) return false
-      const e = current.get(id)!
-      return e.enabled && e.deleted_at === null && (e.busy_until === null || e.busy_until.getTime() <= now.getTime())
-    })
-    ;({ heads, following } = splitHeads(await lockNextHeadsOf(trx, free, now, next.started)))
-    // A started delivery that can no longer be claimed leaves its endpoint to nobody in this
-    // settle: its answer, when it comes, is kept as settle_dropped.
-    heads = heads.filter((h) => !next.started?.has(h.delivery.endpoint_id) || next.started.get(h.delivery.endpoint_id) === h.delivery.id)
-    const decided = decideHeads(heads, current, { now, actor: next.actor, leaseUntil: new Date(now.getTime() + next.leaseMs) })
-    entries.push(...decided.entries)
-    claimedIds = decided.claimedIds
-  }
-  const all = [...entries, ...dropped]
-  const written = await ledgerWrite(trx, {
-    base: { deliveries: [...held, ...heads.map((h) => h.delivery)], endpoints },
-    entries: all,
-    ...(optimistic ? { leasesHeld: endpoints.map((e) => ({ id: e.id, busy_delivery_id: e.busy_delivery_id, busy_until: e.busy_until })) } : {}),
-  })
-  // The owner's news of what this settle did (failing, disabled, recovered, given up), stored
-  // in the same transaction: it exists if and only if the transition committed.
-  const news = operationalEventsOf(entries, (id) => isOperationalEventType(heldById.get(id)?.event_type ?? ''))
-  for (const n of news) {
-    await eventInsert(trx, {
-      owner_id: n.owner_id,
-      event: { id: `whop_${randomUUID().replaceAll('-', '')}`, type: n.type, subject: n.subject, occurred_at: now, data: n.data },
-      now,
-      actor: 'system',
-    })
-  }
-  const eventById = new Map(heads.map((h) => [h.delivery.id, h.event]))
-  const claimed = claimedOf(claimedIds, written, eventById, following)
-  return { recorded: new Set(kept.map((i) => i.delivery.id)), claimed, entries: all }
+  return { entries, current }
 }
 
 /**
