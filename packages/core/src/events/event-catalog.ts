@@ -25,6 +25,21 @@ export interface EventTypeDeclaration {
    * `*` does not, so nobody is sent news they did not ask for. Absent: the application's.
    */
   readonly publishedBy?: 'hookledger'
+  /** A JSON Schema (2020-12) that `data` must match (declared types only; event-data-schema.ts). */
+  readonly schema?: Readonly<Record<string, unknown>> | null
+  /** Deprecated: still published (with a warning) until `sunset_at`, not subscribable anew. */
+  readonly deprecated?: { readonly at: string; readonly reason: string; readonly sunset_at: string | null } | null
+  /** Present when the installation declared it (the `event_types` table), not only built in. */
+  readonly declared?: true
+}
+
+/**
+ * Names only hookledger publishes, whether or not the catalog lists them: `webhook.test` (sent by
+ * `webhooks.send_test` to the one endpoint it names) and the operational namespaces
+ * `webhook.endpoint.*` and `webhook.delivery.*`. Never published by an application, never declared.
+ */
+export function isReservedEventTypeName(name: string): boolean {
+  return name === 'webhook.test' || /^webhook\.(endpoint|delivery)(\.|$)/.test(name)
 }
 
 /** Group used for extension entries that do not name one. */
@@ -149,13 +164,17 @@ export type EventCatalogFile = z.output<typeof eventCatalogFileSchema>
 /** Read-only view over the declared event types. */
 export interface EventCatalog {
   get(type: string): EventTypeDeclaration | undefined
+  /** Every type, webhook and internal, sorted by type (code-unit order). */
+  all(): EventTypeDeclaration[]
+  /** Built into hookledger (the seed and the operational events): its exposure cannot change. */
+  isBuiltin(type: string): boolean
   isKnown(type: string): boolean
   isWebhookVisible(type: string): boolean
   /** Webhook-visible declarations, sorted by type (code-unit order). */
   webhookTypes(): EventTypeDeclaration[]
-  /** False for an invalid glob or one that can match no webhook-visible type (SPEC §3). */
+  /** False for an invalid glob or one that can match no webhook-visible, non-deprecated type (SPEC §3). */
   globMatchesSomeWebhookType(glob: string): boolean
-  /** Only hookledger publishes this type (operational events). */
+  /** Only hookledger publishes this type (operational events, `webhook.test`, the reserved namespaces). */
   isReserved(type: string): boolean
   /** Whether an endpoint subscribed with `globs` receives `type` (opt-in types need a glob naming them). */
   subscribes(globs: readonly string[], type: string): boolean
@@ -197,6 +216,10 @@ export function createEventCatalog(extra: readonly unknown[] = []): EventCatalog
     }
     extensionIndex.set(declaration.type, index)
     const existing = byType.get(declaration.type)
+    if (existing === undefined && isReservedEventTypeName(declaration.type)) {
+      problems.push(`entry ${index} field "type": "${declaration.type}" is reserved for hookledger's own events`)
+      return
+    }
     if (existing !== undefined) {
       if (existing.exposure !== declaration.exposure) {
         problems.push(
@@ -211,21 +234,30 @@ export function createEventCatalog(extra: readonly unknown[] = []): EventCatalog
   if (problems.length > 0) {
     throw new Error(`invalid event catalog extension: ${problems.join('; ')}`)
   }
+  return catalogOf(byType.values())
+}
 
-  const webhook = Object.freeze(
-    [...byType.values()]
-      .filter((declaration) => declaration.exposure === 'webhook')
-      .sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0)),
-  )
+const BUILTIN = new Set([...SEED_EVENT_TYPES, ...OPERATIONAL_EVENT_TYPES].map((d) => d.type))
+const byTypeOrder = (a: EventTypeDeclaration, b: EventTypeDeclaration) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0)
+
+/** A catalog over exactly these declarations (one per type): built-ins, file entries, declared rows. */
+export function catalogOf(declarations: Iterable<EventTypeDeclaration>): EventCatalog {
+  const byType = new Map<string, EventTypeDeclaration>()
+  for (const declaration of declarations) byType.set(declaration.type, declaration)
+  const all = Object.freeze([...byType.values()].sort(byTypeOrder))
+  const webhook = Object.freeze(all.filter((declaration) => declaration.exposure === 'webhook'))
+  const subscribable = webhook.filter((declaration) => !declaration.deprecated)
 
   return Object.freeze({
     get: (type: string) => byType.get(type),
+    all: () => [...all],
+    isBuiltin: (type: string) => BUILTIN.has(type),
     isKnown: (type: string) => byType.has(type),
     isWebhookVisible: (type: string) => byType.get(type)?.exposure === 'webhook',
     webhookTypes: () => [...webhook],
     globMatchesSomeWebhookType: (glob: string) =>
-      isValidGlob(glob) && webhook.some((declaration) => matchesEventType(glob, declaration.type)),
-    isReserved: (type: string) => byType.get(type)?.publishedBy === 'hookledger',
+      isValidGlob(glob) && subscribable.some((declaration) => matchesEventType(glob, declaration.type)),
+    isReserved: (type: string) => byType.get(type)?.publishedBy === 'hookledger' || isReservedEventTypeName(type),
     subscribes: (globs: readonly string[], type: string) => {
       const optIn = byType.get(type)?.publishedBy === 'hookledger'
       return globs.some((glob) => (!optIn || !/^\*/.test(glob)) && matchesEventType(glob, type))

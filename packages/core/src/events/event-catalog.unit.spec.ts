@@ -141,7 +141,19 @@ describe('operational events: published by hookledger only, received only when n
       expect(d.group).toBe('operations')
     }
     expect(catalog.isReserved('booking.created')).toBe(false)
-    expect(catalog.isReserved('webhook.test')).toBe(false)
+  })
+
+  it.each<[string, boolean]>([
+    ['webhook.test', true],
+    ['webhook.endpoint.failing', true],
+    ['webhook.endpoint.anything_new', true],
+    ['webhook.delivery.exhausted', true],
+    ['webhook.delivery', true],
+    ['webhook.other', false],
+    ['webhooks.test', false],
+    ['order.created', false],
+  ])('%s is reserved (published by hookledger only, declared or not) → %s', (type, expected) => {
+    expect(catalog.isReserved(type)).toBe(expected)
   })
 })
 
@@ -208,6 +220,7 @@ describe('createEventCatalog (extensions)', () => {
       [{ type: 'x.y' }, { type: 'webhook.test', exposure: 'internal' }],
       /entry 1 field "exposure"/,
     ],
+    ['a reserved name', [{ type: 'webhook.endpoint.mine' }], /entry 0 field "type": "webhook.endpoint.mine" is reserved/],
     [
       'duplicate extension',
       [{ type: 'a.b' }, { type: 'c.d' }, { type: 'a.b', exposure: 'webhook' }],

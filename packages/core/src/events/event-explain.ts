@@ -14,7 +14,8 @@ export type ExplainVerdict =
   | { readonly verdict: 'endpoint_deleted' }
   | { readonly verdict: 'created_after_event' }
   | { readonly verdict: 'not_fanned_out_yet' }
-  | { readonly verdict: 'internal_event' }
+  /** The type's exposure was `internal` when the fan-out decided: recorded, never delivered, to anyone. */
+  | { readonly verdict: 'internal_event'; readonly reason: string }
   /** Matched, but no delivery is known any more (purged or not yet visible). */
   | { readonly verdict: 'matched'; readonly delivery_id: string }
   /** Subscribed and enabled, yet not chosen: a `webhook.test` for another endpoint. */
@@ -42,7 +43,9 @@ export function explainVerdict(decision: FanoutVerdictInput | null, endpoint: Ex
     return { verdict: endpoint.delivery.state, delivery_id: endpoint.delivery.id, retired: endpoint.delivery.retired }
   }
   if (decision === null) return { verdict: 'not_fanned_out_yet' }
-  if (decision.skipped_internal) return { verdict: 'internal_event' }
+  if (decision.skipped_internal) {
+    return { verdict: 'internal_event', reason: `event type "${decision.type}" had exposure internal when it was fanned out: no endpoint receives it (declare it with exposure webhook to deliver new ones)` }
+  }
   if (decision.matched.includes(endpoint.id)) return { verdict: 'matched', delivery_id: endpoint.delivery_id }
   const denied = decision.denied.find((d) => d.endpoint_id === endpoint.id)
   if (denied) return { verdict: 'scope_denied', reason: denied.reason }

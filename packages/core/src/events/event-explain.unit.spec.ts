@@ -16,7 +16,7 @@ describe('explainVerdict', () => {
     ['deleted then', decision, ep('c', { at_decision: { ...live, deleted_at: new Date() } }), { verdict: 'endpoint_deleted' }],
     ['created after the decision', decision, ep('c', { at_decision: null }), { verdict: 'created_after_event' }],
     ['not fanned out yet', null, ep('c'), { verdict: 'not_fanned_out_yet' }],
-    ['an internal event', { ...decision, matched: [], skipped_internal: true }, ep('c'), { verdict: 'internal_event' }],
+    ['an internal event', { ...decision, matched: [], skipped_internal: true }, ep('c'), { verdict: 'internal_event', reason: expect.stringContaining('"booking.created" had exposure internal') }],
     ['subscribed and enabled but not chosen (a test for another endpoint)', decision, ep('c'), { verdict: 'not_addressed' }],
   ]
   it.each(cases)('%s', (_, d, facts, expected) => expect(explainVerdict(d, facts)).toEqual(expected))

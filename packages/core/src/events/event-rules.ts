@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto'
 import { z } from 'zod'
 import { inputIssueMessage } from '../input-messages.js'
 import type { EventCatalog } from './event-catalog.js'
+import { dataSchemaViolation } from './event-data-schema.js'
 
 /** `data` is identifiers and flags only; larger than this encoded is refused with 413. */
 export const EVENT_DATA_MAX_BYTES = 16 * 1024
@@ -45,13 +46,22 @@ export type PublishInput = z.input<typeof publishInputSchema>
 
 /** A refusal of an input, as every way in renders it (HTTP problem, library error). */
 /** The codes of an event's refusal (the HTTP path maps each to its status, in one table). */
-export type InputRefusalCode = 'invalid_input' | 'unknown_event_type' | 'reserved_event_type' | 'payload_too_large' | 'event_id_conflict'
+export type InputRefusalCode =
+  | 'invalid_input'
+  | 'unknown_event_type'
+  | 'reserved_event_type'
+  | 'payload_too_large'
+  | 'event_id_conflict'
+  | 'event_data_invalid'
+  | 'event_type_deprecated'
 
 export interface InputRefusal {
   readonly code: InputRefusalCode
   readonly message: string
   /** The input field at fault, as a dotted path (`data.x`). */
   readonly field?: string
+  /** For `data` that breaks its type's schema: where, as a JSON pointer into the event (`/data/order_id`). */
+  readonly pointer?: string
 }
 
 /** An input problem: 400 `invalid_input`, naming the field in the message too. */
@@ -89,22 +99,52 @@ export function zodProblem(error: z.ZodError): { field: string; message: string 
   return { field: path.join('.'), message: inputIssueMessage(issue) }
 }
 
-/** What the catalog and the size limit say of a well-formed event: null when it may be stored. */
+/** How to declare a type, for every refusal of an undeclared one (HTTP, publisher, CLI alike). */
+export function declareHint(type: string): string {
+  return `declare it first: POST /api/operator/event_types {"name":"${type}","exposure":"webhook","description":"…"} ` +
+    `(operator token; or \`hookledger op event_types.declare --json '{"name":"${type}","exposure":"webhook"}'\`, or the admin UI's Event types page)`
+}
+
+/**
+ * What the catalog, the size limit and the type's schema say of a well-formed event: null when
+ * it may be stored. `now` decides whether a deprecated type's sunset has passed.
+ */
 export function eventRefusal(
   catalog: EventCatalog,
   event: { readonly type: string; readonly data: Record<string, unknown> },
+  now: Date = new Date(),
 ): InputRefusal | null {
-  if (!catalog.isKnown(event.type)) {
-    return { code: 'unknown_event_type', message: `event type "${event.type}" is not declared in the catalog`, field: 'type' }
-  }
   if (catalog.isReserved(event.type)) {
-    return { code: 'reserved_event_type', message: `event type "${event.type}" is published by hookledger itself, not by applications`, field: 'type' }
+    const how = event.type === 'webhook.test' ? ' (send one with webhooks.send_test: POST /api/admin/webhooks/:id/send_test)' : ''
+    return { code: 'reserved_event_type', message: `event type "${event.type}" is published by hookledger itself, not by applications${how}`, field: 'type' }
+  }
+  const declaration = catalog.get(event.type)
+  if (declaration === undefined) {
+    return { code: 'unknown_event_type', message: `event type "${event.type}" is not declared in the catalog; ${declareHint(event.type)}`, field: 'type' }
+  }
+  const sunset = declaration.deprecated?.sunset_at
+  if (sunset && Date.parse(sunset) <= now.getTime()) {
+    return { code: 'event_type_deprecated', message: `event type "${event.type}" was deprecated${declaration.deprecated!.reason ? ` (${declaration.deprecated!.reason})` : ''} and is refused since ${sunset}`, field: 'type' }
   }
   const bytes = Buffer.byteLength(JSON.stringify(event.data), 'utf8')
   if (bytes > EVENT_DATA_MAX_BYTES) {
     return { code: 'payload_too_large', message: `data is ${bytes} bytes encoded; the limit is ${EVENT_DATA_MAX_BYTES}`, field: 'data' }
   }
+  if (declaration.schema) {
+    const violation = dataSchemaViolation(declaration.schema, event.data)
+    if (violation) {
+      return { code: 'event_data_invalid', message: `data does not match the schema of "${event.type}": ${violation.message}`, field: violation.field, pointer: violation.pointer }
+    }
+  }
   return null
+}
+
+/** The warning an accepted event carries: its type is deprecated (null: none). */
+export function eventWarning(catalog: EventCatalog, type: string): string | null {
+  const deprecated = catalog.get(type)?.deprecated
+  if (!deprecated) return null
+  const until = deprecated.sunset_at ? `; refused from ${deprecated.sunset_at}` : ''
+  return `event type "${type}" is deprecated since ${deprecated.at}${deprecated.reason ? ` (${deprecated.reason})` : ''}${until}`
 }
 
 /** The refusal of a second publication of `id` whose content differs from the stored one. */

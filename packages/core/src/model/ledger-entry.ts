@@ -148,6 +148,12 @@ export interface LedgerPayloads {
   'access_code.revoked': { access_code_id: string }
   'embed.put': { embed_id: string; access_code_id: string; created: boolean }
   'embed.deleted': { embed_id: string }
+  // The installation's event catalog (event-type-declaration.ts): declared types, installation-wide
+  // (owner `*`), applied to `event_types` by hookledger_write like the security tables.
+  'event_type.declared': { name: string; description: string; exposure: 'webhook' | 'internal'; group: string; schema: Record<string, unknown> | null }
+  /** Only the fields it changes; `schema: null` removes the type's schema. */
+  'event_type.updated': { name: string; description?: string; exposure?: 'webhook' | 'internal'; group?: string; schema?: Record<string, unknown> | null }
+  'event_type.deprecated': { name: string; reason: string; sunset_at: string | null }
   /**
    * Rows below `before_position` left the ledger through the audited retention function:
    * `partitions` whole partitions.
