@@ -139,7 +139,7 @@ export const replayReportSchema = z.object({
   /** The differences kept (up to `max_differences`); the totals count them all. */
   differences: z.array(
     z.object({
-      table: z.enum(['endpoints', 'deliveries', 'endpoint_queue', 'events', 'api_tokens', 'access_codes', 'embeds']),
+      table: z.enum(['endpoints', 'deliveries', 'endpoint_queue', 'events', 'api_tokens', 'access_codes', 'embeds', 'event_types']),
       key: z.string(),
       kind: differenceKind,
       columns: z.array(z.string()),
@@ -155,6 +155,7 @@ export const replayReportSchema = z.object({
   difference_counts: z.object({
     endpoints: differenceCounts, deliveries: differenceCounts, endpoint_queue: differenceCounts,
     events: differenceCounts, api_tokens: differenceCounts, access_codes: differenceCounts, embeds: differenceCounts,
+    event_types: differenceCounts,
   }),
 })
 

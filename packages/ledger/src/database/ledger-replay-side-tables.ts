@@ -2,14 +2,15 @@
  * The tables beside the two projections that the ledger also commits to (the baseline migration):
  * `events` (each row's `event.published` entry carries the SHA-256 of its data), and the
  * security projections `api_tokens`, `access_codes` and `embeds`, which hookledger_write
- * derives from their entries alone. Replay rebuilds each from the ledger, in SQL (they are
- * small beside the delivery history), and names every row that differs.
+ * derives from their entries alone, and the event catalog `event_types` (migration 0005), the
+ * same way. Replay rebuilds each from the ledger, in SQL (they are small beside the delivery
+ * history), and names every row that differs.
  */
 import { sql } from 'kysely'
 import type { Trx } from '@hookledger/store'
 
-export type SideTable = 'events' | 'api_tokens' | 'access_codes' | 'embeds'
-export const SIDE_TABLES: readonly SideTable[] = ['events', 'api_tokens', 'access_codes', 'embeds']
+export type SideTable = 'events' | 'api_tokens' | 'access_codes' | 'embeds' | 'event_types'
+export const SIDE_TABLES: readonly SideTable[] = ['events', 'api_tokens', 'access_codes', 'embeds', 'event_types']
 
 export interface SideTableDifference {
   readonly table: SideTable
@@ -107,6 +108,36 @@ const QUERIES: Record<SideTable, ReturnType<typeof sql>> = {
     from expected x full join embeds m on (m.owner_id, m.id) = (x.owner_id, x.id)
     where (x.access_code_id, x.deleted_at, x.created_at, x.updated_at) is distinct from (m.access_code_id, m.deleted_at, m.created_at, m.updated_at)
   `,
+  // Each field is what the latest entry naming it set (declared sets all; updated only those it
+  // carries); deprecated is set once.
+  event_types: sql`
+    with entries as (
+      select payload ->> 'name' as name, kind, payload, occurred_at, position
+      from ledger where kind in ('event_type.declared', 'event_type.updated', 'event_type.deprecated')
+    ), declared as (
+      select distinct on (name) * from entries where kind = 'event_type.declared' order by name, position
+    ), expected as (
+      select d.name,
+             (select e.payload ->> 'description' from entries e where e.name = d.name and e.payload ? 'description' and e.kind <> 'event_type.deprecated' order by e.position desc limit 1) as description,
+             (select e.payload ->> 'exposure' from entries e where e.name = d.name and e.payload ? 'exposure' order by e.position desc limit 1) as exposure,
+             (select e.payload ->> 'group' from entries e where e.name = d.name and e.payload ? 'group' order by e.position desc limit 1) as group_name,
+             (select nullif(e.payload -> 'schema', 'null'::jsonb) from entries e where e.name = d.name and e.payload ? 'schema' order by e.position desc limit 1) as data_schema,
+             p.occurred_at as deprecated_at, p.payload ->> 'reason' as deprecation_reason, (p.payload ->> 'sunset_at')::timestamptz as sunset_at,
+             d.occurred_at as declared_at,
+             (select e.occurred_at from entries e where e.name = d.name order by e.position desc limit 1) as updated_at,
+             (select max(e.position) from entries e where e.name = d.name) as position
+      from declared d
+      left join lateral (select * from entries e where e.name = d.name and e.kind = 'event_type.deprecated' order by e.position limit 1) p on true
+    )
+    select coalesce(x.name, t.name) as key,
+           case when t.name is null then null else jsonb_build_object('description', t.description, 'exposure', t.exposure, 'group', t.group_name, 'schema', t.data_schema, 'deprecated_at', t.deprecated_at, 'deprecation_reason', t.deprecation_reason, 'sunset_at', t.sunset_at, 'declared_at', t.declared_at, 'updated_at', t.updated_at) end as live,
+           case when x.name is null then null else jsonb_build_object('description', x.description, 'exposure', x.exposure, 'group', x.group_name, 'schema', x.data_schema, 'deprecated_at', x.deprecated_at, 'deprecation_reason', x.deprecation_reason, 'sunset_at', x.sunset_at, 'declared_at', x.declared_at, 'updated_at', x.updated_at) end as replayed,
+           x.position::text as position,
+           x.name is not null as complete
+    from expected x full join event_types t on t.name = x.name
+    where (x.description, x.exposure, x.group_name, x.data_schema, x.deprecated_at, x.deprecation_reason, x.sunset_at, x.declared_at, x.updated_at)
+          is distinct from (t.description, t.exposure, t.group_name, t.data_schema, t.deprecated_at, t.deprecation_reason, t.sunset_at, t.declared_at, t.updated_at)
+  `,
 }
 
 /**
@@ -120,7 +151,7 @@ export async function sideTablesDrift(
   options: { archived: boolean },
 ): Promise<{ total: number; counts: Record<SideTable, number>; rows: SideTableDifference[] }> {
   const rows: SideTableDifference[] = []
-  const counts = { events: 0, api_tokens: 0, access_codes: 0, embeds: 0 }
+  const counts = { events: 0, api_tokens: 0, access_codes: 0, embeds: 0, event_types: 0 }
   for (const table of SIDE_TABLES) {
     // Once history is archived, a row whose first entry left with it cannot be rebuilt here
     // (its history is in the archive file): only rows whose whole history is still in the

@@ -51,6 +51,7 @@ export class DifferenceSink {
     api_tokens: zeroCounts(),
     access_codes: zeroCounts(),
     embeds: zeroCounts(),
+    event_types: zeroCounts(),
   }
   readonly #max: number
 

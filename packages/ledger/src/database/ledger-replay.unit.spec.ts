@@ -11,6 +11,7 @@ const ALL_KINDS = {
   'delivery.completed': true, 'delivery.retry_scheduled': true, 'delivery.snoozed': true,
   'delivery.discarded': true, 'delivery.settle_dropped': true, 'delivery.redelivered': true, 'token.issued': true, 'token.revoked': true,
   'access_code.put': true, 'access_code.revoked': true, 'embed.put': true, 'embed.deleted': true,
+  'event_type.declared': true, 'event_type.updated': true, 'event_type.deprecated': true,
   'ledger.retention': true, 'deliveries.retired': true, 'endpoint.purged': true,
 } satisfies Record<LedgerKind, true>
 

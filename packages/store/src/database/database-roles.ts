@@ -5,7 +5,8 @@
  * - `service` (the worker and the API) owns nothing: it may SELECT, lock rows, and EXECUTE the
  *   write functions — SECURITY DEFINER functions owned by `owner`, the only door for writes.
  * - `publisher` (applications publishing through @hookledger/publisher) may EXECUTE the publish
- *   functions and nothing else: it cannot read a table.
+ *   functions and read the event catalog (`event_types`, migration 0005), which it checks each
+ *   event against — the service's own catalog — and nothing else: it cannot read another table.
  * - `reader` (console reads, later replicas) may SELECT and nothing else.
  *
  * Role names are cluster-wide in PostgreSQL, so they name the install: in database
@@ -73,6 +74,8 @@ const SERVICE_FUNCTIONS = [
 const PUBLISHER_FUNCTIONS = ['hookledger_publish(text, jsonb, timestamp with time zone, text)', 'hookledger_publish_compare(text, jsonb)']
 /** Tables the service locks rows of (`for update`/`for share` needs an UPDATE privilege on a column; the one-door trigger refuses the update itself). */
 const LOCKED_TABLES = ['deliveries', 'delivery_states', 'endpoints', 'events', 'access_codes', 'embeds', 'api_tokens']
+/** Tables the publisher reads: the catalog, so an application publishes exactly what the service accepts. */
+const PUBLISHER_TABLES = ['event_types']
 
 export interface RolesApplied {
   readonly roles: InstallRoleNames
@@ -180,13 +183,16 @@ export async function databaseGrantsApply(db: Kysely<any>, schema: string): Prom
     // Partitions made later (hookledger_ledger_partitions_ahead, as the owner) are readable as they come.
     sql`alter default privileges for role ${sql.id(r.owner)} in schema ${s} grant select on tables to ${sql.join([sql.id(r.service), sql.id(r.reader)])}`,
     ...LOCKED_TABLES.map((t) => sql`grant update (id) on ${sql.id(schema, t)} to ${sql.id(r.service)}`),
+    // The catalog's key is its name (a catalog change locks the row it decides on).
+    sql`grant update (name) on ${sql.id(schema, 'event_types')} to ${sql.id(r.service)}`,
+    ...PUBLISHER_TABLES.map((t) => sql`grant select on ${sql.id(schema, t)} to ${sql.id(r.publisher)}`),
     ...SERVICE_FUNCTIONS.map((f) => sql`grant execute on function ${s}.${sql.raw(f)} to ${sql.id(r.service)}`),
     ...PUBLISHER_FUNCTIONS.map((f) => sql`grant execute on function ${s}.${sql.raw(f)} to ${sql.id(r.publisher)}`),
   ]
   for (const statement of statements) await statement.execute(db)
   return [
     `${r.service}: select on every table of ${schema}, row locks on ${LOCKED_TABLES.join(', ')}, execute on ${SERVICE_FUNCTIONS.length} write functions`,
-    `${r.publisher}: execute on ${PUBLISHER_FUNCTIONS.map((f) => f.replace(/\(.*/, '')).join(', ')} only`,
+    `${r.publisher}: execute on ${PUBLISHER_FUNCTIONS.map((f) => f.replace(/\(.*/, '')).join(', ')}, select on ${PUBLISHER_TABLES.join(', ')} only`,
     `${r.reader}: select on every table of ${schema}`,
   ]
 }

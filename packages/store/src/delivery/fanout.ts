@@ -11,6 +11,7 @@ import type { Db } from '../database/database.js'
 import type { ThinEvent } from './delivery-claim.js'
 import { endpointsLockShared } from './endpoint-queue.js'
 import { ledgerWrite } from '../ledger-write.js'
+import { eventCatalogRead } from '../event-types.js'
 
 /**
  * Port: may this embed's endpoint see this event? Asked once per event and endpoint, never
@@ -22,9 +23,25 @@ export type EmbedAdmits = (
   now: Date,
 ) => Promise<boolean>
 
+/**
+ * The catalog the fan-out starts from (the built-ins): the declared types (`event_types`) are
+ * read in its own transaction and laid over it, so it decides on the catalog the publisher
+ * checked. The object may carry `internalDecided`, told after each committed batch how many
+ * events of each internal type it decided (none delivered): the composition root counts them
+ * (hookledger_events_internal_total) without the dispatcher having to know.
+ */
+export interface FanoutCatalog extends EventCatalog {
+  readonly internalDecided?: (counts: ReadonlyMap<string, number>) => void
+}
+
+/** `catalog` with `internalDecided` set. */
+export function fanoutCatalogObserved(catalog: EventCatalog, internalDecided: (counts: ReadonlyMap<string, number>) => void): FanoutCatalog {
+  return Object.freeze({ ...catalog, internalDecided })
+}
+
 export interface FanoutParams {
   readonly now: Date
-  readonly catalog: EventCatalog
+  readonly catalog: FanoutCatalog
   readonly embedAdmits: EmbedAdmits
   readonly actor: string
   /** Events per transaction. */
@@ -42,9 +59,10 @@ interface EventRow extends ThinEvent {
  * `fanout.decided` entry naming what matched and what scope denied. Returns the number of
  * events handled and deliveries enqueued.
  */
-export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events: number; enqueued: number }> {
-  const { now, catalog, actor } = params
-  return db.transaction().execute(async (trx) => {
+export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events: number; enqueued: number; internal: number }> {
+  const { now, actor } = params
+  const internal = new Map<string, number>()
+  const result = await db.transaction().execute(async (trx) => {
     const events = (
       await sql<EventRow>`
         select owner_id, id, type, subject, occurred_at, data from events
@@ -53,6 +71,7 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
       `.execute(trx)
     ).rows
     if (events.length === 0) return { events: 0, enqueued: 0 }
+    const catalog = await eventCatalogRead(trx, params.catalog, events.map((e) => e.type))
     const owners = [...new Set(events.map((e) => e.owner_id))]
     const endpoints = (
       await sql<EndpointRow>`
@@ -72,6 +91,7 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
       const matched: EndpointRow[] = []
       const denied: { endpoint_id: string; reason: string }[] = []
       const visible = catalog.isWebhookVisible(event.type)
+      if (!visible) internal.set(event.type, (internal.get(event.type) ?? 0) + 1)
       const target = event.type === 'webhook.test' ? String(event.data['endpoint_id'] ?? '') : null
       if (visible) {
         for (const ep of byOwner.get(event.owner_id) ?? []) {
@@ -101,4 +121,7 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
     const inserted = written.insertedDeliveries
     return { events: events.length, enqueued: inserted.size }
   })
+  // Committed: only now is what it decided a fact to count.
+  if (internal.size > 0) params.catalog.internalDecided?.(internal)
+  return { ...result, internal: [...internal.values()].reduce((a, b) => a + b, 0) }
 }
