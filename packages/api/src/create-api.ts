@@ -173,6 +173,7 @@ export function createApi(options: ApiOptions): Hono<Env> {
       const reply = await op.handler({ deps, principal, actor }, input)
       if (reply.status === 204) return c.body(null, 204)
       if (reply.location !== undefined) c.header('location', reply.location)
+      for (const [name, value] of Object.entries(reply.headers ?? {})) c.header(name, value)
       return c.json(reply.body as object, reply.status)
     })
   }
@@ -190,7 +191,7 @@ export function createApi(options: ApiOptions): Hono<Env> {
   })
 
   app.onError((err, c) => {
-    if (err instanceof OpError) return problem(c, PROBLEM_STATUS[err.code], err.code, err.message, err.field)
+    if (err instanceof OpError) return problem(c, PROBLEM_STATUS[err.code], err.code, err.message, err.field, {}, err.pointer)
     if (err instanceof HTTPException && err.status < 500) {
       return problem(c, err.status, 'bad_request', err.message || 'the request cannot be read')
     }

@@ -14,6 +14,12 @@ export const PROBLEM_STATUS: Readonly<Record<OpErrorCode, 400 | 404 | 409 | 413 
   invalid_url: 422,
   unknown_event_type: 422,
   reserved_event_type: 422,
+  // data against its type's schema; a deprecated type past its sunset, or subscribed anew.
+  event_data_invalid: 422,
+  event_type_deprecated: 422,
+  // A catalog change that contradicts what is there: declared already, or a built-in's exposure.
+  event_type_exists: 409,
+  event_type_builtin: 409,
   glob_matches_nothing: 422,
   header_reserved: 422,
   invalid_header: 422,

@@ -8,6 +8,8 @@ export interface Problem {
   readonly code: string
   readonly detail?: string
   readonly field?: string
+  /** For input a JSON Schema checked (an event's `data`): where it fails, as a JSON pointer. */
+  readonly pointer?: string
 }
 
 const TITLES: Record<number, string> = {
@@ -32,6 +34,7 @@ export function problem(
   detail?: string,
   field?: string,
   headers: Record<string, string> = {},
+  pointer?: string,
 ): Response {
   const body: Problem = {
     type: `https://hookledger.dev/problems/${code}`,
@@ -40,6 +43,7 @@ export function problem(
     code,
     ...(detail !== undefined ? { detail } : {}),
     ...(field !== undefined ? { field } : {}),
+    ...(pointer !== undefined ? { pointer } : {}),
   }
   return c.body(JSON.stringify(body), status as never, {
     'content-type': 'application/problem+json',

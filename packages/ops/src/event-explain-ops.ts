@@ -31,6 +31,11 @@ export const eventsExplain = defineOp({
     event: z.object({ id: z.string(), type: z.string(), published_at: z.string() }),
     /** When the fan-out decided; null while it has not yet. */
     decided_at: z.string().nullable(),
+    /**
+     * The type's exposure when the fan-out decided (null: not yet): `internal` means no endpoint
+     * got it, whatever its subscription (each says `internal_event`, with the reason).
+     */
+    exposure: z.enum(['webhook', 'internal']).nullable(),
     data: z.array(verdictSchema),
   }),
   async handler(ctx, input) {
@@ -39,6 +44,7 @@ export const eventsExplain = defineOp({
     return ok({
       event: { ...facts.event, published_at: facts.event.published_at.toISOString() },
       decided_at: facts.decision ? facts.decision.decided_at.toISOString() : null,
+      exposure: facts.decision ? (facts.decision.skipped_internal ? ('internal' as const) : ('webhook' as const)) : null,
       data: facts.endpoints.map((e) => ({
         endpoint_id: e.endpoint.id,
         url: e.endpoint.url,

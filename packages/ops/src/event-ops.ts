@@ -3,7 +3,7 @@
  * types an endpoint can subscribe to.
  */
 import { z } from 'zod'
-import { dbSchemaOf } from '@hookledger/store'
+import { dbSchemaOf, eventCatalogRead } from '@hookledger/store'
 import { defineOp, ok } from './operation.js'
 import { eventPublish, publishInputSchema } from './event-publisher.js'
 import { pageOf } from './schemas.js'
@@ -15,9 +15,13 @@ export const eventsPublish = defineOp({
   http: { method: 'POST', path: '/api/events' },
   statuses: [200, 202],
   input: publishInputSchema,
-  output: z.object({ id: z.string() }),
+  output: z.object({
+    id: z.string(),
+    /** Present when accepted with a warning (the type is deprecated); also in the `Deprecation` header. */
+    warning: z.string().optional(),
+  }),
   async handler(ctx, input) {
-    const { id, created } = await ctx.deps.db.transaction().execute((trx) =>
+    const { id, created, warning, deprecated } = await ctx.deps.db.transaction().execute((trx) =>
       eventPublish(trx, {
         catalog: ctx.deps.catalog,
         schema: dbSchemaOf(ctx.deps.db),
@@ -27,7 +31,12 @@ export const eventsPublish = defineOp({
         event: input,
       }),
     )
-    return { status: created ? 202 : 200, body: { id } }
+    if (!warning || !deprecated) return { status: created ? 202 : 200, body: { id } }
+    ctx.deps.logger.warn({ event_id: id, type: input.type, actor: ctx.actor }, 'publish:deprecated_type')
+    // RFC 9745 (Deprecation) and RFC 8594 (Sunset): machine-readable, beside the sentence.
+    const headers: Record<string, string> = { deprecation: `@${Math.floor(Date.parse(deprecated.at) / 1000)}` }
+    if (deprecated.sunset_at) headers['sunset'] = new Date(deprecated.sunset_at).toUTCString()
+    return { status: created ? 202 : 200, body: { id, warning }, headers }
   },
 })
 
@@ -35,19 +44,26 @@ export const eventTypeSchema = z.object({
   type: z.string(),
   group: z.string(),
   description: z.string(),
+  /** The JSON Schema (2020-12) its `data` matches, when the installation declared one. */
+  schema: z.record(z.string(), z.unknown()).nullable().optional(),
+  /** Deprecated: still delivered to existing subscriptions, not subscribable anew. */
+  deprecated: z.object({ at: z.string(), reason: z.string(), sunset_at: z.string().nullable() }).nullable().optional(),
 })
 
 export const webhooksEventTypes = defineOp({
   name: 'webhooks.event_types',
-  summary: 'The event types an endpoint can subscribe to (exposure webhook)',
+  summary: 'The event types an endpoint can subscribe to (exposure webhook): built in and declared by the installation',
   scope: 'admin',
   http: { method: 'GET', path: '/api/admin/webhooks/event_types' },
   input: z.strictObject({}),
   output: pageOf(eventTypeSchema),
   async handler(ctx) {
-    const data = ctx.deps.catalog
+    const catalog = await eventCatalogRead(ctx.deps.db, ctx.deps.catalog)
+    const data = catalog
       .webhookTypes()
-      .map(({ type, group, description }) => ({ type, group, description }))
+      .map(({ type, group, description, schema, deprecated }) => ({
+        type, group, description, schema: schema ? { ...schema } : null, deprecated: deprecated ? { ...deprecated } : null,
+      }))
     // The whole catalog fits one page; the list shape is kept for uniformity.
     return ok({ data, next_cursor: null })
   },

@@ -10,6 +10,8 @@ const publishers = new WeakMap<EventCatalog, Map<string, Publisher>>()
 /**
  * `POST /api/events` stores through the same publisher an application calls in its own
  * transaction, so both refuse, de-duplicate and answer a conflicting re-publication alike.
+ * The catalog is the database's (the publisher reads the declared types in `trx`), laid over
+ * `catalog`, the built-ins.
  * @throws OpError the publisher's refusal (400, 409, 413, 422)
  */
 export async function eventPublish(
@@ -28,7 +30,7 @@ export async function eventPublish(
     )
     return outcome!
   } catch (err) {
-    if (err instanceof PublishError) throw new OpError(err.code, err.message, err.field)
+    if (err instanceof PublishError) throw new OpError(err.code, err.message, err.field, err.pointer)
     throw err
   }
 }

@@ -13,6 +13,10 @@ export const OP_ERROR_CODES = [
   'payload_too_large',
   'unknown_event_type',
   'reserved_event_type',
+  'event_data_invalid',
+  'event_type_deprecated',
+  'event_type_exists',
+  'event_type_builtin',
   'glob_matches_nothing',
   'header_reserved',
   'invalid_header',
@@ -43,6 +47,8 @@ export class OpError extends Error {
     message: string,
     /** The input field at fault, as a dotted path (`event_types.2`). */
     readonly field?: string,
+    /** Where in the input, as a JSON pointer (`/data/order_id`), when a schema placed it. */
+    readonly pointer?: string,
   ) {
     super(message)
     this.name = 'OpError'

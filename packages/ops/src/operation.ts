@@ -38,6 +38,8 @@ export interface OpReply<T> {
   readonly body: T
   /** Where the created resource is read (a 201's `Location`), as an absolute path. */
   readonly location?: string
+  /** Response headers besides it (a deprecated event type's `Deprecation`). */
+  readonly headers?: Readonly<Record<string, string>>
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'

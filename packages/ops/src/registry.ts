@@ -13,6 +13,7 @@ import {
   embedsPut,
 } from './scope-ops.js'
 import { eventsPublish, webhooksEventTypes } from './event-ops.js'
+import { eventTypesDeclare, eventTypesDeprecate, eventTypesList, eventTypesUpdate } from './event-type-ops.js'
 import {
   webhooksAttempts,
   webhooksCreate,
@@ -56,6 +57,10 @@ export const OPERATIONS: readonly Operation[] = [
   accessCodesPut,
   accessCodesGet,
   accessCodesRevoke,
+  eventTypesList,
+  eventTypesDeclare,
+  eventTypesUpdate,
+  eventTypesDeprecate,
   ledgerReadOp,
   ledgerAuditOp,
   ledgerReplayOp,

@@ -28,6 +28,7 @@ import {
 } from '@hookledger/store'
 import { OpError, notFound } from './op-error.js'
 import { defineOp, ok, type OpContext } from './operation.js'
+import { endpointGlobsCheck } from './endpoint-globs.js'
 import { deliveryViews } from './waiting-view.js'
 import { endpointHeadersInput, followRedirectsSchema, sealEndpointHeaders } from './endpoint-options.js'
 import { attemptExchanges } from './attempt-exchange-view.js'
@@ -72,23 +73,20 @@ export const eventTypesGlobs = z
   .min(1)
   .max(64)
 
-/** Refuses URLs the egress guard would block and globs that match no webhook-visible type. */
-export function checkEndpointInput(
+/**
+ * Refuses URLs the egress guard would block and new globs that match no webhook-visible type
+ * of the catalog (endpoint-globs.ts); `endpointId`: an update, whose current globs are kept.
+ */
+export async function checkEndpointInput(
   ctx: OpContext,
   input: { url?: string | undefined; event_types?: readonly string[] | undefined },
+  endpointId?: string,
 ) {
   if (input.url !== undefined) {
     const problem = checkEndpointUrl(input.url, ctx.deps.egressPolicy)
     if (problem) throw new OpError(problem.code, problem.message, 'url')
   }
-  input.event_types?.forEach((glob, i) => {
-    if (!ctx.deps.catalog.globMatchesSomeWebhookType(glob)) {
-      throw new OpError('glob_matches_nothing',
-        `"${glob}" matches no webhook-visible event type`,
-        `event_types.${i}`,
-      )
-    }
-  })
+  await endpointGlobsCheck(ctx, input.event_types, endpointId)
 }
 
 export const endpointUrl = z.string().min(1).max(2048)
@@ -121,7 +119,7 @@ export const webhooksCreate = defineOp({
   }),
   output: z.object({ endpoint: endpointSchema, secret: z.string() }),
   async handler(ctx, input) {
-    checkEndpointInput(ctx, input)
+    await checkEndpointInput(ctx, input)
     const headers = sealEndpointHeaders(ctx.deps.secretBox, input.headers, null)
     const secret = generateWebhookSecret()
     const row = await ctx.deps.db.transaction().execute((trx) =>
@@ -248,7 +246,7 @@ export const webhooksUpdate = defineOp({
   }),
   output: endpointSchema,
   async handler(ctx, { id, headers, ...patch }) {
-    checkEndpointInput(ctx, patch)
+    await checkEndpointInput(ctx, patch, id)
     // Offered in case the endpoint has no key pair yet; the decider keeps an existing one.
     const fresh =
       patch.signature_scheme !== undefined && signsV1a(patch.signature_scheme)

@@ -1,12 +1,10 @@
 import {
   eventIdMint,
-  eventRefusal,
   invalidInputRefusal,
   OWNER_ID_PATTERN,
   publishInputSchema,
   unstorableProblem,
   zodProblem,
-  type EventCatalog,
 } from '@hookledger/core'
 import { PublishError } from './publish-error.js'
 
@@ -14,7 +12,7 @@ import { PublishError } from './publish-error.js'
 export interface EventToPublish {
   /** The owner whose endpoints receive it (`default` for a single-tenant install). */
   readonly owner_id: string
-  /** Declared in the catalog (`booking.created`). */
+  /** Built in or declared in the install's catalog (`booking.created`; `event_types.declare`). */
   readonly type: string
   /** What it happened to (`booking://42`). */
   readonly subject: string
@@ -38,11 +36,13 @@ export interface PreparedEvent {
 }
 
 /**
- * Applies the rules `POST /api/events` applies (core's event-rules), in the same order, so an
- * event is refused here exactly when the route would refuse it, with the same code.
+ * Applies the input rules `POST /api/events` applies (core's event-rules), so an event is
+ * refused here exactly when the route would refuse it, with the same code. The catalog's rules
+ * (declared, reserved, size, the type's schema) follow, against the catalog read from the
+ * database in the same transaction (publisher.ts).
  * @throws PublishError
  */
-export function eventPrepare(catalog: EventCatalog, event: EventToPublish, index?: number): PreparedEvent {
+export function eventPrepare(event: EventToPublish, index?: number): PreparedEvent {
   const refuse = (field: string | undefined, message: string) => new PublishError(invalidInputRefusal(field, message), index)
   if (event === null || typeof event !== 'object') throw refuse(undefined, 'an event is an object')
   const { owner_id, occurred_at, ...input } = event
@@ -58,8 +58,6 @@ export function eventPrepare(catalog: EventCatalog, event: EventToPublish, index
     const { field, message } = zodProblem(parsed.error)
     throw refuse(field, message)
   }
-  const refusal = eventRefusal(catalog, parsed.data)
-  if (refusal) throw new PublishError(refusal, index)
   return {
     owner_id,
     id: parsed.data.id ?? eventIdMint(),

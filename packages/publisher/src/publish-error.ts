@@ -3,13 +3,17 @@ import type { InputRefusal } from '@hookledger/core'
 /**
  * An event refused before anything was written, carrying what `POST /api/events` answers for
  * the same event: the stable `code` (which the HTTP path maps to its status) and the `field` at
- * fault. Branch on `code`: `invalid_input`, `unknown_event_type`, `reserved_event_type`,
- * `payload_too_large`, `event_id_conflict`.
+ * fault. Branch on `code`: `invalid_input`, `unknown_event_type` (not declared: the message says
+ * how to declare it), `reserved_event_type`, `payload_too_large`, `event_data_invalid` (`data`
+ * breaks the type's schema; `pointer` says where), `event_type_deprecated` (past its sunset),
+ * `event_id_conflict`.
  * The caller's transaction is left as it was: roll it back, or carry on without the event.
  */
 export class PublishError extends Error {
   readonly code: InputRefusal['code']
   readonly field: string | undefined
+  /** `event_data_invalid`: where `data` breaks its type's schema, as a JSON pointer (`/data/order_id`). */
+  readonly pointer: string | undefined
   /** In `publishMany`, the position of the refused event in the array. */
   readonly index: number | undefined
 
@@ -18,6 +22,7 @@ export class PublishError extends Error {
     this.name = 'PublishError'
     this.code = refusal.code
     this.field = refusal.field
+    this.pointer = refusal.pointer
     this.index = index
   }
 }

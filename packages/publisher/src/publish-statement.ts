@@ -30,3 +30,13 @@ export function sameContentStatement(schema: string): string {
 
 /** The calls' events: the prepared events as JSON, in order. */
 export const eventsJson = (events: readonly PreparedEvent[]): string => JSON.stringify(events)
+
+/**
+ * The declared event types among `$1` (text[]): the install's catalog (migration 0005), which
+ * the publisher role may read. Laid over the built-ins in core, it is the catalog the service
+ * checks `POST /api/events` and fans out against, read in the caller's transaction.
+ */
+export function catalogStatement(schema: string): string {
+  return `select name, description, exposure, group_name as "group", data_schema as schema, deprecated_at, deprecation_reason, sunset_at, declared_at, updated_at
+    from "${schema}".event_types where name = any($1::text[])`
+}

@@ -1,13 +1,26 @@
-import { assertDbSchemaName, canonicalJson, createEventCatalog, DEFAULT_DB_SCHEMA, eventConflictRefusal, type EventCatalog } from '@hookledger/core'
+import {
+  assertDbSchemaName,
+  canonicalJson,
+  catalogWithDeclared,
+  createEventCatalog,
+  DEFAULT_DB_SCHEMA,
+  eventConflictRefusal,
+  eventRefusal,
+  eventWarning,
+  type DeclaredEventType,
+  type EventCatalog,
+} from '@hookledger/core'
 import { eventPrepare, type EventToPublish, type PreparedEvent } from './event-prepare.js'
 import { PublishError } from './publish-error.js'
-import { eventsJson, publishStatement, sameContentStatement } from './publish-statement.js'
+import { catalogStatement, eventsJson, publishStatement, sameContentStatement } from './publish-statement.js'
 import { statementRunnerFor, type PublishTransaction } from './transaction-handle.js'
 
 export interface PublisherOptions {
   /**
-   * The event catalog the service runs with. Default: the built-in catalog; an install with a
-   * `HOOKLEDGER_CATALOG_FILE` passes `createEventCatalog(sameEntries)` so both accept the same types.
+   * The built-in types the install's declared ones (`event_types`, read from the database in
+   * each publishing transaction) are laid over. Default: the built-in catalog, as the service
+   * has it. Not needed any more for declared types (deprecated: the database is the one catalog;
+   * `createEventCatalog(entries)` of an old catalog file still adds its entries here).
    */
   readonly catalog?: EventCatalog
   /** The service's `HOOKLEDGER_DB_SCHEMA`. Default `hookledger`. */
@@ -20,6 +33,10 @@ export interface PublisherOptions {
 export interface PublishOutcome {
   readonly id: string
   readonly created: boolean
+  /** Present when the event was accepted with a warning: its type is deprecated (until its sunset). */
+  readonly warning?: string
+  /** With `warning`: since when the type is deprecated, and from when it is refused (null: not planned). */
+  readonly deprecated?: { readonly at: string; readonly sunset_at: string | null }
 }
 
 export interface Publisher {
@@ -45,11 +62,27 @@ export function createPublisher(options: PublisherOptions = {}): Publisher {
   const actor = options.actor ?? 'system'
   const insert = publishStatement(schema)
   const compare = sameContentStatement(schema)
+  const catalogRead = catalogStatement(schema)
 
   async function publishEvents(trx: PublishTransaction, events: readonly EventToPublish[], opts: { now?: Date; actor?: string } = {}): Promise<PublishOutcome[]> {
     const run = statementRunnerFor(trx)
     if (!Array.isArray(events)) throw new TypeError('publishMany takes an array of events')
-    const prepared = events.map((e, i) => eventPrepare(catalog, e, events.length === 1 ? undefined : i))
+    const at = (i: number) => (events.length === 1 ? undefined : i)
+    const prepared = events.map((e, i) => eventPrepare(e, at(i)))
+    // The catalog as the service sees it: the declared rows of these types, in this transaction.
+    const types = [...new Set(prepared.map((e) => e.type))]
+    const rows = types.length === 0 ? [] : await run<DeclaredEventType>(catalogRead, [types]).catch((err: unknown) => {
+      // 42P01/3F000: no catalog there — the wrong schema, or an install not migrated to 0005.
+      const code = (err as { code?: unknown }).code
+      if (code !== '42P01' && code !== '3F000') throw err
+      throw new Error(`no hookledger catalog at "${schema}".event_types: is the schema the service's HOOKLEDGER_DB_SCHEMA, and is it migrated (hookledger migrate)?`, { cause: err })
+    })
+    const current = catalogWithDeclared(catalog, rows)
+    const now = opts.now ?? new Date()
+    prepared.forEach((e, i) => {
+      const refusal = eventRefusal(current, e, now)
+      if (refusal) throw new PublishError(refusal, at(i))
+    })
     const { unique, indexOf } = withinBatch(prepared)
     if (unique.length === 0) return []
     // One call per owner (each write function touches one owner's rows); outcomes keep the batch's order.
@@ -81,7 +114,13 @@ export function createPublisher(options: PublisherOptions = {}): Publisher {
       const event = unique[indexOf[i]!]!
       const first = !seen.has(event)
       seen.add(event)
-      return { id: event.id, created: first && createdOf.get(event) === true }
+      const warning = eventWarning(current, event.type)
+      const deprecated = current.get(event.type)?.deprecated
+      return {
+        id: event.id,
+        created: first && createdOf.get(event) === true,
+        ...(warning && deprecated ? { warning, deprecated: { at: deprecated.at, sunset_at: deprecated.sunset_at } } : {}),
+      }
     })
   }
 
@@ -133,7 +172,8 @@ const defaultPublisher = createPublisher()
 
 /**
  * Publishes `event` inside `trx` (a Kysely transaction of any database type, or a pg client
- * inside BEGIN … COMMIT) with the built-in catalog, into the `hookledger` schema; returns the
+ * inside BEGIN … COMMIT) against the install's catalog (the built-ins and the types declared in its
+ * `event_types`, read in `trx`), into the `hookledger` schema; returns the
  * event id. The same id again with the same content is a no-op; with different content,
  * a PublishError 409 `event_id_conflict`.
  * @throws PublishError what `POST /api/events` would answer: 400, 409, 413 or 422

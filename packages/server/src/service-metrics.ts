@@ -30,6 +30,8 @@ export interface ServiceMetrics {
   witnessed(outcome: WitnessOutcome): void
   /** Counts one API answer by its route pattern (bounded: the declared routes) and status. */
   requested(route: string, status: number): void
+  /** Counts events of internal types a committed fan-out decided (none delivered), by type. */
+  internalDecided(counts: ReadonlyMap<string, number>): void
 }
 
 const statusClass = (r: AttemptResult) => (r.kind === 'response' ? `${Math.floor(r.status / 100)}xx` : r.kind)
@@ -181,6 +183,12 @@ export function createServiceMetrics(options: { db: Db; clock: Clock }): Service
     help: 'Deliveries the fan-out enqueued (one per event and matching endpoint).',
     registers: [registry],
   })
+  const eventsInternal = new Counter({
+    name: 'hookledger_events_internal_total',
+    help: 'Published events of a type with exposure internal that this process fanned out: recorded and explainable, delivered to no endpoint. By type (bounded: the declared types).',
+    labelNames: ['type'] as const,
+    registers: [registry],
+  })
   const httpRequests = new Counter({
     name: 'hookledger_http_requests_total',
     help: 'API answers, by route pattern (e.g. /api/admin/webhooks/:id; unmatched paths are "unmatched") and status code.',
@@ -199,6 +207,9 @@ export function createServiceMetrics(options: { db: Db; clock: Clock }): Service
     observer,
     witnessed: (o) => witnessSubmissions.inc({ witness: o.witness, outcome: o.outcome }),
     requested: (route, status) => httpRequests.inc({ route, status: String(status) }),
+    internalDecided: (counts) => {
+      for (const [type, n] of counts) eventsInternal.inc({ type }, n)
+    },
     totals,
     queueStats: stats,
     render: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),

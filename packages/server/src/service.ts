@@ -21,6 +21,7 @@ import {
   createPgNotifier,
   DatabaseClock,
   createTableEmbedAdmits,
+  fanoutCatalogObserved,
   installRoleNamesOf,
   LOGIN_ROLES,
   migrateToLatest,
@@ -38,6 +39,7 @@ import { listenHttp } from './http-listener.js'
 import { loggingObserver, startActivitySummary } from './activity-log.js'
 import { createReadiness } from './readiness.js'
 import { createServiceMetrics, type ServiceMetrics } from './service-metrics.js'
+import { catalogFileDeclare } from './catalog-file.js'
 import { loadMasterKey } from './key-files.js'
 import { createLedgerKeys, sealingLedgerKey, type SigningKeySource } from './ledger-keys.js'
 import { StartupError } from './startup-error.js'
@@ -260,12 +262,15 @@ export async function startService(
       throw err instanceof LogOriginError ? new StartupError(err.message, { cause: err }) : err
     })
     deps = createOpDeps(config, database.db, log, database.clock, { signingKey: sealingKey ? { kind: 'held', key: sealingKey } : { kind: 'none' } })
+    // The catalog file's types go into the database catalog, which the publisher reads too.
+    await catalogFileDeclare(database.db, deps.catalog, config.HOOKLEDGER_CATALOG_FILE?.entries ?? [], deps.clock.now(), log)
   } catch (err) {
     await database?.close()
     await listener?.close()
     throw err
   }
   const metrics = createServiceMetrics({ db: database.db, clock: deps.clock })
+  const internalSeen = new Set<string>()
   let dispatcher: Dispatcher | null = null
   const readiness = createReadiness({ db: database.db, dispatcher: role === 'api' ? null : { get msSinceLastPass() { return dispatcher?.msSinceLastPass ?? Infinity } } })
   let url = ''
@@ -307,7 +312,16 @@ export async function startService(
       clock: deps.clock,
       transport,
       secretBox: deps.secretBox,
-      catalog: deps.catalog,
+      // The fan-out tells what it decided of internal types (counted: hookledger_events_internal_total).
+      catalog: fanoutCatalogObserved(deps.catalog, (counts) => {
+        metrics.internalDecided(counts)
+        // Said once per type and process: why these events go nowhere, where an operator looks.
+        for (const type of counts.keys()) {
+          if (internalSeen.has(type)) continue
+          internalSeen.add(type)
+          log.info({ event_type: type }, 'fanout:internal_type (exposure internal: recorded and explainable, delivered to no endpoint)')
+        }
+      }),
       embedAdmits: options.embedAdmits ?? createTableEmbedAdmits(database.db),
       workerId: `${hostname()}:${process.pid}`,
       logger: log.child({ component: 'dispatcher' }),
