@@ -11,7 +11,7 @@ export interface OverflowReport {
   readonly clientWidth: number
   /** `.table-wrap`s whose table is wider than they are (it scrolls inside them). */
   readonly scrollingTables: string[]
-  /** Up to 8 elements reaching past the viewport's right edge, outermost first. */
+  /** Up to 8 elements reaching past the viewport's right edge (unclipped), outermost first. */
   readonly offenders: string[]
 }
 
@@ -22,8 +22,10 @@ export function overflowReport(page: Page): Promise<OverflowReport> {
     ${DESCRIBE}
     const de = document.documentElement
     const width = de.clientWidth
+    // Past the edge and not clipped or scrolled by an ancestor (which would keep it off the page).
+    const clipped = (el) => { for (let n = el.parentElement; n && n !== document.body; n = n.parentElement) if (getComputedStyle(n).overflowX !== 'visible') return true; return false }
     const offenders = [...document.querySelectorAll('body *')]
-      .filter((el) => el.getBoundingClientRect().right > width + 0.5 && !el.closest('dialog'))
+      .filter((el) => el.getBoundingClientRect().right > width + 0.5 && !clipped(el))
       .filter((el, _, all) => !all.includes(el.parentElement))
       .slice(0, 8)
       .map((el) => describe(el) + ' right=' + Math.round(el.getBoundingClientRect().right))

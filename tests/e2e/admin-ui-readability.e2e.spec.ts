@@ -247,7 +247,7 @@ describe('admin UI readability', () => {
     })
   }
 
-  it('wraps long URLs in words’ worth at 390 px and lays the sign-in page out too', async () => {
+  it('wraps long URLs in words’ worth at 390 px; a dialog and the one-time secret fit too', async () => {
     const { page, errors, close } = await tab(390)
     for (const [path, selector] of [
       ['/ui/integrations/webhooks', '.url-cell a'],
@@ -259,15 +259,36 @@ describe('admin UI readability', () => {
       const wrapped = await charactersPerLine(page, selector)
       expect(wrapped.filter((w) => w.perLine < 12)).toEqual([])
     }
-    await close()
-    const anonymous = await browser.newContext({ viewport: { width: 390, height: 900 } })
-    const { page: signIn } = await openTab(anonymous)
-    await signIn.goto(`${stack.url}/ui/sign-in`)
-    await signIn.getByRole('heading', { name: 'Sign in' }).waitFor()
-    const report = await overflowReport(signIn)
-    expect(report.scrollWidth).toBeLessThanOrEqual(report.clientWidth)
-    await signIn.screenshot({ path: `${SHOTS}sign-in-390.png`, fullPage: true })
-    await anonymous.close()
+    // The discards endpoint's secret (its receiver checks none): the dialog, then the panel.
+    await page.goto(`${stack.url}/ui/integrations/webhooks/${ids.discards}`)
+    await page.getByRole('button', { name: 'Rotate secret' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Rotate the signing secret?' })
+    const box = (await dialog.boundingBox())!
+    // Inside the screen with a margin, not edge to edge.
+    expect([box.x >= 8, box.x + box.width <= 390 - 8]).toEqual([true, true])
+    await page.screenshot({ path: `${SHOTS}dialog-390.png` })
+    await dialog.getByRole('button', { name: 'Rotate secret' }).click()
+    await page.getByRole('textbox', { name: 'Signing secret' }).waitFor()
+    const withSecret = await overflowReport(page)
+    expect(withSecret.offenders).toEqual([])
+    expect(withSecret.scrollWidth).toBeLessThanOrEqual(withSecret.clientWidth)
+    await page.screenshot({ path: `${SHOTS}secret-390.png`, fullPage: true })
     expect(errors).toEqual([])
+    await close()
   })
+
+  for (const width of WIDTHS) {
+    it(`lays the sign-in page out in ${width} px`, async () => {
+      const anonymous = await browser.newContext({ viewport: { width, height: 900 } })
+      const { page, errors } = await openTab(anonymous)
+      await page.goto(`${stack.url}/ui/sign-in`)
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor()
+      const report = await overflowReport(page)
+      expect(report.scrollWidth).toBeLessThanOrEqual(report.clientWidth)
+      expect((await readabilityReport(page)).smallText).toEqual([])
+      await page.screenshot({ path: `${SHOTS}sign-in-${width}.png`, fullPage: true })
+      expect(errors).toEqual([])
+      await anonymous.close()
+    })
+  }
 })
