@@ -1,6 +1,7 @@
 // The endpoint page's "Details": what the endpoint is (URL, types, scope, signatures, keys,
 // dates) and, behind "Edit", the form that changes it in place of the list.
 import { endpointEditForm } from './endpoint-edit.js'
+import { FOLLOW_REDIRECTS_LABELS, headersSummary } from './endpoint-options-fields.js'
 import { fill, h, orDash, time } from './ui.js'
 import { SIGNATURE_SCHEME_LABELS, endpointState, eventTypeList } from './webhooks.js'
 
@@ -54,6 +55,8 @@ function detailRows(endpoint) {
         ? h('code', { class: 'break', id: 'endpoint-public-key' }, endpoint.public_key)
         : orDash(null),
     ),
+    row('Custom headers', headersSummary(endpoint) ?? orDash(null)),
+    row('Redirects', FOLLOW_REDIRECTS_LABELS[endpoint.follow_redirects] ?? endpoint.follow_redirects),
     row('ID', h('code', {}, endpoint.id)),
     row('Created', time(endpoint.created_at)),
     row('Updated', time(endpoint.updated_at)),

@@ -1,7 +1,9 @@
-// "Edit endpoint": URL, description and event types (the same type boxes as "Add endpoint"),
+// "Edit endpoint": URL, description, event types (the same type boxes as "Add endpoint") and
+// the request options (custom headers, redirects),
 // saved with `webhooks.update` (PATCH). The endpoint keeps its id, secret and history.
 import { api, endpointPath } from './api.js'
 import { chosenEventTypes, controlForField, eventTypeGroups } from './endpoint-form-fields.js'
+import { endpointOptionsFields } from './endpoint-options-fields.js'
 import { clearFieldErrors, fill, h, problemAlert, showFieldError } from './ui.js'
 
 /**
@@ -33,11 +35,11 @@ function editControls(endpoint) {
     h('legend', {}, 'Event types'),
     typesBox,
   )
-  return { url, description, globs, typesBox, typesFieldset }
+  return { url, description, globs, typesBox, typesFieldset, options: endpointOptionsFields(endpoint) }
 }
 
 /** The form itself: the fields with their labels and hints, the notice, Save and Cancel. */
-function editFormMarkup({ url, description, globs, typesFieldset }, notice, save, onClose) {
+function editFormMarkup({ url, description, globs, typesFieldset, options }, notice, save, onClose) {
   return h(
     'form',
     { class: 'card edit-form', novalidate: true, 'aria-labelledby': 'edit-endpoint-heading' },
@@ -52,6 +54,7 @@ function editFormMarkup({ url, description, globs, typesFieldset }, notice, save
       globs,
       h('p', { class: 'hint', id: 'edit-endpoint-globs-hint' }, 'Separated by commas or spaces, e.g. ', h('code', {}, 'booking.*'), '.'),
     ),
+    options.field,
     notice,
     h(
       'div',
@@ -67,7 +70,7 @@ function editFormMarkup({ url, description, globs, typesFieldset }, notice, save
  * the server pins on a field is shown under that field.
  */
 function saveEdit(form, controls, { endpoint, notice, save, signal, onSaved, onClose }) {
-  const { url, description, globs, typesBox, typesFieldset } = controls
+  const { url, description, globs, typesBox, typesFieldset, options } = controls
   return async (event) => {
     event.preventDefault()
     clearFieldErrors(form)
@@ -90,12 +93,14 @@ function saveEdit(form, controls, { endpoint, notice, save, signal, onSaved, onC
     save.disabled = true
     try {
       const updated = await api('PATCH', endpointPath(endpoint.id), {
-        body: { url: target, description: description.value.trim(), event_types: eventTypes },
+        body: { url: target, description: description.value.trim(), event_types: eventTypes, ...options.read() },
       })
       onSaved(updated)
       onClose()
     } catch (err) {
-      const control = controlForField(err.field, eventTypes, typed, { url, description, globs, typesFieldset })
+      const control = /^(headers|follow_redirects)\b/.test(err.field ?? '')
+        ? options.field
+        : controlForField(err.field, eventTypes, typed, { url, description, globs, typesFieldset })
       if (control) {
         showFieldError(control, `${err.detail ?? err.title}`)
         ;(control.matches('fieldset') ? control.querySelector('input') : control)?.focus()

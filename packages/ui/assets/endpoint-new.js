@@ -14,6 +14,7 @@ import {
   showFieldError,
 } from './ui.js'
 import { chosenEventTypes, controlForField, eventTypeGroups } from './endpoint-form-fields.js'
+import { endpointOptionsFields } from './endpoint-options-fields.js'
 import { SIGNATURE_SCHEME_LABELS, WEBHOOKS_PATH, endpointPagePath } from './webhooks.js'
 
 export async function newEndpointPage({ main, signal }) {
@@ -23,6 +24,7 @@ export async function newEndpointPage({ main, signal }) {
   const scheme = schemeField()
   const types = eventTypesField()
   const globs = globsField()
+  const options = endpointOptionsFields()
   const controls = {
     url: url.control,
     description: description.control,
@@ -30,6 +32,7 @@ export async function newEndpointPage({ main, signal }) {
     globs: globs.control,
     typesBox: types.box,
     typesFieldset: types.field,
+    options,
   }
   const formNotice = h('div')
   const submit = h('button', { type: 'submit', class: 'button' }, 'Create endpoint')
@@ -41,6 +44,7 @@ export async function newEndpointPage({ main, signal }) {
     scheme.field,
     types.field,
     globs.field,
+    options.field,
     formNotice,
     h(
       'div',
@@ -189,7 +193,7 @@ function globsField() {
  * created and its page opened, or the server's refusal shown under the field it names.
  */
 function createEndpoint(form, controls, formNotice, submit) {
-  const { url, description, scheme, globs, typesBox, typesFieldset } = controls
+  const { url, description, scheme, globs, typesBox, typesFieldset, options } = controls
   return async (event) => {
     event.preventDefault()
     clearFieldErrors(form)
@@ -213,17 +217,15 @@ function createEndpoint(form, controls, formNotice, submit) {
           description: description.value.trim(),
           event_types: eventTypes,
           signature_scheme: scheme.value,
+          ...options.read(),
         },
       })
       flash.set('endpoint', { secret: created.secret, created: true })
       navigate(endpointPagePath(created.endpoint.id))
     } catch (err) {
-      const control = controlForField(err.field, eventTypes, typed, {
-        url,
-        description,
-        globs,
-        typesFieldset,
-      })
+      const control = /^(headers|follow_redirects)\b/.test(err.field ?? '')
+        ? options.field
+        : controlForField(err.field, eventTypes, typed, { url, description, globs, typesFieldset })
       if (control) {
         showFieldError(control, `${err.detail ?? err.title}`)
         ;(control.matches('fieldset') ? control.querySelector('input') : control)?.focus()

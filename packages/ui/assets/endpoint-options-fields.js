@@ -1,0 +1,95 @@
+// @ts-check
+// The endpoint form's "Request options" fieldset, shared by "Add endpoint" and "Edit endpoint":
+// custom headers (one row each: name, value, secret) and which redirects to follow. A secret
+// header the endpoint holds shows no value (the server never sends it back): left empty, it
+// keeps its value (`{ secret: true }`); typed over, it is replaced.
+import { h, uid } from './ui.js'
+
+/** The redirect rules, as the select offers them. */
+export const FOLLOW_REDIRECTS_LABELS = {
+  same_origin: 'Same origin only (default)',
+  none: 'None: a redirect fails the delivery',
+}
+
+/**
+ * The fieldset, filled from `endpoint` when editing. `read()` gives the body fields; `field` is
+ * where a problem on `headers…` or `follow_redirects` is shown.
+ * @param {any} [endpoint]
+ */
+export function endpointOptionsFields(endpoint) {
+  const rows = h('div', { class: 'header-rows' })
+  const held = new Set(endpoint?.secret_headers ?? [])
+  const add = h('button', { type: 'button', class: 'button secondary small' }, 'Add header')
+  add.addEventListener('click', () => {
+    rows.append(headerRow('', '', false, false))
+    /** @type {HTMLInputElement | null} */ (rows.lastElementChild?.querySelector('input') ?? null)?.focus()
+  })
+  for (const [name, value] of Object.entries(endpoint?.headers ?? {})) {
+    rows.append(headerRow(name, held.has(name) ? '' : String(value), held.has(name), held.has(name)))
+  }
+  const redirects = h(
+    'select',
+    { id: uid('follow-redirects'), name: 'follow_redirects' },
+    ...Object.entries(FOLLOW_REDIRECTS_LABELS).map(([value, label]) =>
+      h('option', { value, selected: (endpoint?.follow_redirects ?? 'same_origin') === value }, label),
+    ),
+  )
+  const field = h(
+    'fieldset',
+    { class: 'field', id: uid('request-options') },
+    h('legend', {}, 'Request options ', h('span', { class: 'muted' }, '(optional)')),
+    h('p', { class: 'hint' }, 'Custom headers are sent on every attempt (at most 20). Mark API keys secret: they are stored sealed and never shown again. webhook-*, content-type, host, user-agent, authorization and hop-by-hop headers are refused.'),
+    rows,
+    h('div', { class: 'button-row' }, add),
+    h('div', { class: 'field' }, h('label', { for: redirects.id }, 'Follow redirects'), redirects),
+  )
+  return {
+    field,
+    /** The body's `headers` and `follow_redirects`; rows without a name are left out. */
+    read() {
+      /** @type {Record<string, string | { value?: string, secret: boolean }>} */
+      const headers = {}
+      for (const row of rows.querySelectorAll('.header-row')) {
+        const [name, value, secret] = /** @type {HTMLInputElement[]} */ ([...row.querySelectorAll('input')])
+        const key = name?.value.trim() ?? ''
+        if (!key) continue
+        if (secret?.checked) {
+          // A held secret left empty keeps its value.
+          headers[key] = value?.value === '' && row.getAttribute('data-held') === 'true' ? { secret: true } : { value: value?.value ?? '', secret: true }
+        } else headers[key] = value?.value ?? ''
+      }
+      return { headers, follow_redirects: redirects.value }
+    },
+  }
+}
+
+/**
+ * One header row. `held`: a secret the endpoint holds, shown empty with a placeholder.
+ * @param {string} name @param {string} value @param {boolean} secret @param {boolean} held
+ */
+function headerRow(name, value, secret, held) {
+  const nameInput = h('input', { type: 'text', 'aria-label': 'Header name', placeholder: 'x-api-key', value: name, autocomplete: 'off', spellcheck: 'false' })
+  const valueInput = /** @type {HTMLInputElement} */ (
+    h('input', { type: secret ? 'password' : 'text', 'aria-label': 'Header value', value, autocomplete: 'off', spellcheck: 'false', placeholder: held ? '•••••••• (unchanged)' : '' })
+  )
+  const secretId = uid('header-secret')
+  const secretBox = /** @type {HTMLInputElement} */ (h('input', { type: 'checkbox', id: secretId, checked: secret }))
+  secretBox.addEventListener('change', () => (valueInput.type = secretBox.checked ? 'password' : 'text'))
+  const row = h(
+    'div',
+    { class: 'header-row', 'data-held': held ? 'true' : 'false' },
+    nameInput,
+    valueInput,
+    h('span', { class: 'check' }, secretBox, h('label', { for: secretId }, 'secret')),
+    h('button', { type: 'button', class: 'button secondary small', onclick: () => row.remove() }, 'Remove'),
+  )
+  return row
+}
+
+/** A one-line summary of the headers for the details list: names, secret ones marked. @param {any} endpoint */
+export function headersSummary(endpoint) {
+  const held = new Set(endpoint.secret_headers ?? [])
+  const names = Object.keys(endpoint.headers ?? {})
+  if (names.length === 0) return null
+  return names.map((name, i) => [i > 0 ? ', ' : '', h('code', {}, name), held.has(name) ? ' (secret)' : `: ${endpoint.headers[name]}`])
+}
