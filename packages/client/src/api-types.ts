@@ -270,7 +270,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The event types an endpoint can subscribe to (exposure webhook) */
+        /** The event types an endpoint can subscribe to (exposure webhook): built in and declared by the installation */
         get: operations["webhooks.event_types"];
         put?: never;
         post?: never;
@@ -291,6 +291,58 @@ export interface paths {
         put?: never;
         /** Publish a thin event; the same id again with the same content stores nothing, with different content is refused (409) */
         post: operations["events.publish"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operator/event_types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every event type of the installation: the built-in ones and those it declared, with exposure, schema and deprecation */
+        get: operations["event_types.list"];
+        put?: never;
+        /** Declare an event type (exposure webhook or internal, optionally a JSON Schema for data): applications may publish it from now on */
+        post: operations["event_types.declare"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operator/event_types/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change a declared event type: description, exposure (not a built-in's), group, schema (null removes it) */
+        patch: operations["event_types.update"];
+        trace?: never;
+    };
+    "/api/operator/event_types/{name}/deprecate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Deprecate a declared event type: still published (with a Deprecation header) until sunset_at, if given, then refused; no new subscriptions name it */
+        post: operations["event_types.deprecate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1475,6 +1527,7 @@ export interface operations {
                             published_at: string;
                             type: string;
                         };
+                        exposure: ("webhook" | "internal") | null;
                     };
                 };
             };
@@ -2576,8 +2629,16 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            deprecated?: {
+                                at: string;
+                                reason: string;
+                                sunset_at: string | null;
+                            } | null;
                             description: string;
                             group: string;
+                            schema?: {
+                                [key: string]: unknown;
+                            } | null;
                             type: string;
                         }[];
                         next_cursor: string | null;
@@ -2653,6 +2714,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         id: string;
+                        warning?: string;
                     };
                 };
             };
@@ -2664,6 +2726,453 @@ export interface operations {
                 content: {
                     "application/json": {
                         id: string;
+                        warning?: string;
+                    };
+                };
+            };
+            /** @description Problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "event_types.list": {
+        parameters: {
+            query?: {
+                exposure?: "webhook" | "internal";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            builtin: boolean;
+                            declared: boolean;
+                            deprecated: {
+                                at: string;
+                                reason: string;
+                                sunset_at: string | null;
+                            } | null;
+                            description: string;
+                            /** @enum {string} */
+                            exposure: "webhook" | "internal";
+                            group: string;
+                            name: string;
+                            reserved: boolean;
+                            schema: {
+                                [key: string]: unknown;
+                            } | null;
+                        }[];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "event_types.declare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @default  */
+                    description?: string;
+                    /** @enum {string} */
+                    exposure: "webhook" | "internal";
+                    /** @default custom */
+                    group?: string;
+                    name: string;
+                    /** @default null */
+                    schema?: {
+                        [key: string]: unknown;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        builtin: boolean;
+                        declared: boolean;
+                        deprecated: {
+                            at: string;
+                            reason: string;
+                            sunset_at: string | null;
+                        } | null;
+                        description: string;
+                        /** @enum {string} */
+                        exposure: "webhook" | "internal";
+                        group: string;
+                        name: string;
+                        reserved: boolean;
+                        schema: {
+                            [key: string]: unknown;
+                        } | null;
+                    };
+                };
+            };
+            /** @description Problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "event_types.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    description?: string;
+                    /** @enum {string} */
+                    exposure?: "webhook" | "internal";
+                    group?: string;
+                    schema?: {
+                        [key: string]: unknown;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        builtin: boolean;
+                        declared: boolean;
+                        deprecated: {
+                            at: string;
+                            reason: string;
+                            sunset_at: string | null;
+                        } | null;
+                        description: string;
+                        /** @enum {string} */
+                        exposure: "webhook" | "internal";
+                        group: string;
+                        name: string;
+                        reserved: boolean;
+                        schema: {
+                            [key: string]: unknown;
+                        } | null;
+                    };
+                };
+            };
+            /** @description Problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "event_types.deprecate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @default  */
+                    reason?: string;
+                    /** Format: date-time */
+                    sunset_at?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        builtin: boolean;
+                        declared: boolean;
+                        deprecated: {
+                            at: string;
+                            reason: string;
+                            sunset_at: string | null;
+                        } | null;
+                        description: string;
+                        /** @enum {string} */
+                        exposure: "webhook" | "internal";
+                        group: string;
+                        name: string;
+                        reserved: boolean;
+                        schema: {
+                            [key: string]: unknown;
+                        } | null;
                     };
                 };
             };
@@ -3213,6 +3722,12 @@ export interface operations {
                                 inconsistent: number;
                                 missing_live: number;
                             };
+                            event_types: {
+                                changed: number;
+                                extra_live: number;
+                                inconsistent: number;
+                                missing_live: number;
+                            };
                             events: {
                                 changed: number;
                                 extra_live: number;
@@ -3234,7 +3749,7 @@ export interface operations {
                                 [key: string]: unknown;
                             } | null;
                             /** @enum {string} */
-                            table: "endpoints" | "deliveries" | "endpoint_queue" | "events" | "api_tokens" | "access_codes" | "embeds";
+                            table: "endpoints" | "deliveries" | "endpoint_queue" | "events" | "api_tokens" | "access_codes" | "embeds" | "event_types";
                         }[];
                         differences_omitted: number;
                         differences_total: number;

@@ -181,6 +181,19 @@ export interface Events {
   type: string;
 }
 
+export interface EventTypes {
+  data_schema: Json | null;
+  declared_at: Timestamp;
+  deprecated_at: Timestamp | null;
+  deprecation_reason: string | null;
+  description: string;
+  exposure: string;
+  group_name: string;
+  name: string;
+  sunset_at: Timestamp | null;
+  updated_at: Timestamp;
+}
+
 export interface HookledgerEntryKinds {
   fields: Json;
   kind: string;
@@ -285,6 +298,7 @@ export interface DB {
   endpoint_queue: EndpointQueue;
   endpoint_queue_expected: EndpointQueueExpected;
   endpoints: Endpoints;
+  event_types: EventTypes;
   events: Events;
   hookledger_entry_kinds: HookledgerEntryKinds;
   ledger: Ledger;
