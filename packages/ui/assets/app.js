@@ -3,6 +3,7 @@ import { session, setUnauthorizedHandler } from './api.js'
 import { deliveryPage } from './delivery.js'
 import { DELIVERIES_PATH, deliveriesLogPage } from './deliveries-log.js'
 import { eventExplainPage } from './event-explain.js'
+import { EVENT_TYPES_PATH, eventTypesPage } from './event-types.js'
 import { endpointPage } from './endpoint.js'
 import { newEndpointPage } from './endpoint-new.js'
 import { navigate, startRouter } from './router.js'
@@ -18,6 +19,7 @@ const routes = [
   { pattern: /^\/ui\/deliveries$/, page: deliveriesLogPage, section: 'deliveries' },
   { pattern: /^\/ui\/deliveries\/([^/]+)$/, page: deliveryPage, section: 'deliveries' },
   { pattern: /^\/ui\/events\/([^/]+)\/explain$/, page: eventExplainPage, section: 'deliveries' },
+  { pattern: new RegExp(`^${EVENT_TYPES_PATH}$`), page: eventTypesPage, section: 'event-types' },
 ]
 
 const main = document.getElementById('main')

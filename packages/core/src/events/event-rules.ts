@@ -118,7 +118,7 @@ export function eventRefusal(
     const how = event.type === 'webhook.test' ? ' (send one with webhooks.send_test: POST /api/admin/webhooks/:id/send_test)' : ''
     return { code: 'reserved_event_type', message: `event type "${event.type}" is published by hookledger itself, not by applications${how}`, field: 'type' }
   }
-  const declaration = catalog.get(event.type)
+  const declaration = catalog.isKnown(event.type) ? catalog.get(event.type) : undefined
   if (declaration === undefined) {
     return { code: 'unknown_event_type', message: `event type "${event.type}" is not declared in the catalog; ${declareHint(event.type)}`, field: 'type' }
   }
