@@ -82,6 +82,10 @@ describe('createMcpServer: the MCP projection of the registry', () => {
     expect(publisher.tools.map((t) => t.name)).toEqual(['events_publish'])
     const operator = await connect('ignored', ['operator'])
     expect(operator.tools.map((t) => t.name).sort()).toEqual([
+      'event_types_declare',
+      'event_types_deprecate',
+      'event_types_list',
+      'event_types_update',
       'ledger_audit',
       'ledger_checkpoint',
       'ledger_export',
@@ -159,6 +163,11 @@ describe('createMcpServer: the MCP projection of the registry', () => {
     expect(mine.length).toBeGreaterThan(0)
     // The ledger records who acted: this session, not a token.
     expect(new Set(mine.map((e: { actor: string }) => e.actor))).toContain('owner:mcp')
+    // The catalog: declared, changed, deprecated, listed — each a ledger entry replay folds.
+    expect(await operator.call('event_types_declare', { name: 'invoice.paid', exposure: 'webhook', schema: { type: 'object' } })).toMatchObject({ name: 'invoice.paid', declared: true })
+    expect(await operator.call('event_types_update', { name: 'invoice.paid', description: 'Paid.' })).toMatchObject({ description: 'Paid.' })
+    expect((await operator.call('event_types_deprecate', { name: 'invoice.paid', reason: 'test' })).deprecated).toMatchObject({ reason: 'test' })
+    expect((await operator.call('event_types_list', { exposure: 'webhook' })).data).toContainEqual(expect.objectContaining({ name: 'invoice.paid' }))
     const audit = await operator.call('ledger_audit', { endpoint_id: id })
     expect(audit.data.length).toBeGreaterThan(0)
     expect((await operator.call('ledger_replay')).differences).toEqual([])
