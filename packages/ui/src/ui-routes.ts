@@ -44,16 +44,23 @@ interface Asset {
   readonly etag: string
 }
 
-/** Reads every file of the assets folder once; a file the folder does not hold is never served. */
-function loadAssets(dir: string): Map<string, Asset> {
-  const assets = new Map<string, Asset>()
+/**
+ * Reads every file of the assets folder once, its subfolders too (served as `<folder>/<file>`,
+ * so a screen's modules can have a folder of their own); a file the folder does not hold is
+ * never served.
+ */
+function loadAssets(dir: string, prefix = '', assets = new Map<string, Asset>()): Map<string, Asset> {
   for (const name of readdirSync(dir)) {
     const file = path.join(dir, name)
+    if (statSync(file).isDirectory()) {
+      loadAssets(file, `${prefix}${name}/`, assets)
+      continue
+    }
     const contentType = CONTENT_TYPES[path.extname(name)]
-    if (!contentType || !statSync(file).isFile()) continue
+    if (!contentType) continue
     const body = new Uint8Array(readFileSync(file))
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`
-    assets.set(name, { body, contentType, etag })
+    assets.set(prefix + name, { body, contentType, etag })
   }
   return assets
 }

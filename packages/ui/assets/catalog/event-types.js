@@ -3,7 +3,7 @@
 // operator operations (GET/POST /api/operator/event_types); signed in with an admin token the
 // page lists the types an endpoint can subscribe to and asks for an operator token to declare,
 // used for that one request and never stored.
-import { api } from './api.js'
+import { api } from '../api.js'
 import {
   badge,
   clearFieldErrors,
@@ -17,7 +17,7 @@ import {
   successNotice,
   tableHead,
   uid,
-} from './ui.js'
+} from '../ui.js'
 
 export const EVENT_TYPES_PATH = '/ui/integrations/event-types'
 
