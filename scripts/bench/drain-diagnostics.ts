@@ -20,7 +20,7 @@ export async function cycleBreakdown(db: Db): Promise<Record<string, number>> {
           max(l.occurred_at) filter (where l.kind = 'delivery.claimed') as claimed,
           max((l.payload->>'started_at')::timestamptz) filter (where l.kind = 'delivery.attempted') as started,
           max((l.payload->>'duration_ms')::int) filter (where l.kind = 'delivery.attempted') as post_ms,
-          max(l.occurred_at) filter (where l.kind = 'delivery.completed') as settled
+          max(l.occurred_at) filter (where l.kind = 'delivery.completed' or (l.kind = 'delivery.attempted' and l.payload ? 'completes')) as settled
         from ledger l where l.delivery_id is not null group by l.delivery_id, l.endpoint_id
       ), n as (
         select *, lead(claimed) over (partition by endpoint_id order by claimed) as next_claimed from c

@@ -224,9 +224,9 @@ async function drainSpan(db: Db) {
   return (
     await sql<{ first_claim: Date; last_settle: Date; claims: string; settles: string; busy: string }>`
       select min(occurred_at) filter (where kind = 'delivery.claimed') as first_claim,
-             max(occurred_at) filter (where kind = 'delivery.completed') as last_settle,
+             max(occurred_at) filter (where kind = 'delivery.completed' or (kind = 'delivery.attempted' and payload ? 'completes')) as last_settle,
              count(distinct occurred_at) filter (where kind = 'delivery.claimed') as claims,
-             count(distinct occurred_at) filter (where kind = 'delivery.completed') as settles,
+             count(distinct occurred_at) filter (where kind = 'delivery.completed' or (kind = 'delivery.attempted' and payload ? 'completes')) as settles,
              count(*) filter (where kind = 'delivery.lease_busy') as busy
       from ledger
     `.execute(db)

@@ -95,7 +95,7 @@ async function drainWith(deps: V1aBenchDeps, scheme: SignatureScheme, name: stri
     const span = (
       await sql<{ first_claim: Date; last_settle: Date }>`
         select min(occurred_at) filter (where kind = 'delivery.claimed') as first_claim,
-               max(occurred_at) filter (where kind = 'delivery.completed') as last_settle
+               max(occurred_at) filter (where kind = 'delivery.completed' or (kind = 'delivery.attempted' and payload ? 'completes')) as last_settle
         from ledger
       `.execute(db)
     ).rows[0]!

@@ -81,6 +81,12 @@ export function createServiceMetrics(options: { db: Db; clock: Clock }): Service
   const count = (entries: readonly LedgerEntry[]) => {
     for (const e of entries) {
       switch (e.kind) {
+        case 'delivery.attempted':
+          // Ledger format 2: a 2xx attempt is its own completion (format 1 wrote delivery.completed).
+          if (!e.payload.completes) break
+          deliveries.inc({ outcome: 'completed', reason: '' })
+          totals.delivered++
+          break
         case 'delivery.completed':
           deliveries.inc({ outcome: 'completed', reason: '' })
           totals.delivered++

@@ -191,7 +191,7 @@ describe('ledger archive', () => {
 
   it('a row deleted behind the triggers after an archive is still named: only what the archive sealed is excused', async () => {
     await traffic('e')
-    const victim = (await sql<{ position: string }>`select position::text from ledger where kind = 'delivery.completed' order by position desc limit 1`.execute(h.db)).rows[0]!
+    const victim = (await sql<{ position: string }>`select position::text from ledger where kind = 'delivery.attempted' and payload ? 'completes' order by position desc limit 1`.execute(h.db)).rows[0]!
     const { bypassLedgerGuards } = await import('@hookledger/testkit')
     await bypassLedgerGuards(h.db, (trx) => sql`delete from ledger where position = ${victim.position}::bigint`.execute(trx))
     const chain = await ledgerChainVerify(h.db, { publicKey })

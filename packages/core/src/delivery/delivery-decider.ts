@@ -243,11 +243,11 @@ export function decideDelivery(
   const at = (ms: number) => iso(new Date(now.getTime() + ms))
 
   switch (outcome.type) {
-    case 'completed':
-      return [
-        attempted(outcome.attempt, true, 'completed'),
-        { ...base, kind: 'delivery.completed', payload: {} },
-      ]
+    case 'completed': {
+      // Ledger format 2: the attempt is the outcome (one entry where format 1 wrote two).
+      const entry = attempted(outcome.attempt, true, 'completed') as LedgerEntryOf<'delivery.attempted'>
+      return [{ ...entry, payload: { ...entry.payload, completes: true } }]
+    }
     case 'retry_scheduled':
       return [
         attempted(outcome.attempt, true, 'retry_scheduled'),

@@ -439,7 +439,7 @@ describe('decideDelivery: the entries each outcome appends', () => {
     },
   })
 
-  it('completed: attempted (counted, attempt n+1) + completed', () => {
+  it('completed: one attempted entry (counted, attempt n+1) that completes the delivery (ledger format 2)', () => {
     const d = delivery({ attempts: 4 })
     const f = facts({ status_code: 204, error: null, address: '127.0.0.1', response_excerpt: 'ok' })
     const entries = decideDelivery(d, DeliveryOutcome.completed(f), ctx)
@@ -450,8 +450,8 @@ describe('decideDelivery: the entries each outcome appends', () => {
         outcome: 'completed',
         address: '127.0.0.1',
         response_excerpt: 'ok',
+        completes: true,
       }),
-      { ...base(d), kind: 'delivery.completed', payload: {} },
     ])
   })
 

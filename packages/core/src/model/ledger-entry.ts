@@ -96,7 +96,14 @@ export interface LedgerPayloads {
     response_headers?: Record<string, string>
     /** Present (true) when the answer's body was longer than `response_excerpt`. */
     response_truncated?: true
+    /**
+     * Ledger format 2: present (true) on a 2xx attempt, which also completes the delivery — no
+     * `delivery.completed` follows it. Format 1 entries (before it) lack it and are followed by
+     * one; both replay and verify the same way.
+     */
+    completes?: true
   }
+  /** Format 1 only: a 2xx attempt's completion (format 2 says it on the attempt: `completes`). */
   'delivery.completed': Record<string, never>
   'delivery.retry_scheduled': { next_attempt_at: string; backoff_ms: number }
   'delivery.snoozed': { next_attempt_at: string; retry_after_ms: number }

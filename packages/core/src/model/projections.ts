@@ -259,6 +259,7 @@ export function evolveDelivery(row: DeliveryRow | null, e: LedgerEntry): Deliver
         attempts: e.payload.counted ? e.payload.attempt : row.attempts,
         last_status: e.payload.status_code,
         last_error: e.payload.error,
+        ...(e.payload.completes ? { state: 'completed' as const, next_attempt_at: null } : {}),
         updated_at: at,
       }
     case 'delivery.completed':

@@ -175,6 +175,14 @@ export class DeliveryHistoryCheck {
     const outcome = typeof p.outcome === 'string' ? p.outcome : String(p.outcome)
     this.#attempt = { position: at, outcome }
     if (!(outcome in OUTCOME_ENTRIES)) this.#report(at, `attempt with unknown outcome ${JSON.stringify(p.outcome)}`)
+    // Ledger format 2: a 2xx attempt completes the delivery itself; nothing follows it.
+    if (p.completes !== undefined) {
+      if (p.completes !== true || outcome !== 'completed') this.#report(at, `an attempt with outcome ${outcome} says it completes the delivery (completes: ${JSON.stringify(p.completes)})`)
+      else {
+        this.#phase = 'completed'
+        this.#attempt = null
+      }
+    }
     const run = num(p.run)
     if (run !== this.#run) this.#report(at, `attempt of run ${JSON.stringify(p.run)} during run ${this.#run}`)
     const counted = p.counted

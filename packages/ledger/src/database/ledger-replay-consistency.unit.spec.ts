@@ -37,6 +37,25 @@ function problems(entries: LedgerRecord[]): string[] {
   return out
 }
 
+describe('ledger format 2: a 2xx attempt completes the delivery itself', () => {
+  const completing = (attempt: number, run = 1): [string, Record<string, unknown>] => ['attempted', { attempt, counted: true, run, outcome: 'completed', completes: true }]
+  it('accepts format 2 histories, and format 1 and 2 side by side in one history', () => {
+    expect(problems(history('enqueued', 'claimed', completing(1)))).toEqual([])
+    expect(problems(history('enqueued', 'claimed', attempted(1, 'retry_scheduled'), 'retry_scheduled', 'claimed', completing(2)))).toEqual([])
+    expect(
+      problems(history('enqueued', 'claimed', attempted(1, 'completed'), 'completed', ['redelivered', { run: 2, previous_run: 1, previous_attempts: 1 }], 'claimed', completing(1, 2))),
+    ).toEqual([])
+  })
+  it.each<[string, (string | [string, Record<string, unknown>])[], RegExp]>([
+    ['a completing attempt followed by delivery.completed', ['enqueued', 'claimed', completing(1), 'completed'], /delivery.completed without the attempt/],
+    ['completes on a failed attempt', ['enqueued', 'claimed', ['attempted', { attempt: 1, counted: true, run: 1, outcome: 'retry_scheduled', completes: true }], 'retry_scheduled'], /says it completes the delivery/],
+    ['completes: false', ['enqueued', 'claimed', ['attempted', { attempt: 1, counted: true, run: 1, outcome: 'completed', completes: false }], 'completed'], /says it completes the delivery/],
+    ['a claim after completion', ['enqueued', 'claimed', completing(1), 'claimed'], /delivery.claimed while the delivery is completed/],
+  ])('names %s', (_name, steps, problem) => {
+    expect(problems(history(...steps)).join('\n')).toMatch(problem)
+  })
+})
+
 describe('delivery history rules', () => {
   it('accept every path of the engine', () => {
     // retry, then success
