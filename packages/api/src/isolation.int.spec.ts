@@ -135,6 +135,10 @@ const SAMPLES: Record<string, (ids: Ids) => Sample> = {
     method: 'POST',
     path: `/api/admin/access_codes/${i.code}/revoke`,
   }),
+  'event_types.list': () => ({ kind: 'none', method: 'GET', path: '/api/operator/event_types' }),
+  'event_types.declare': () => ({ kind: 'none', method: 'POST', path: '/api/operator/event_types', body: { name: 'isolation.sample', exposure: 'webhook' } }),
+  'event_types.update': () => ({ kind: 'none', method: 'PATCH', path: '/api/operator/event_types/isolation.sample', body: { description: 'Sampled.' } }),
+  'event_types.deprecate': () => ({ kind: 'none', method: 'POST', path: '/api/operator/event_types/isolation.sample/deprecate', body: { reason: 'sampled' } }),
   'ledger.read': () => ({ kind: 'none', method: 'GET', path: '/api/operator/ledger?limit=10' }),
   'ledger.audit': (i) => ({
     kind: 'none',
