@@ -3,8 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { historyFingerprint, tamperInstall, type TamperInstall } from './tamper-fixture.js'
 
 /**
- * The credential applications publish with (`hookledger_publisher`): it publishes, and does
- * nothing else — it cannot even read a table.
+ * The credential applications publish with (`hookledger_publisher`): it publishes and reads the
+ * event catalog it checks events against (`event_types`), and does nothing else — it cannot
+ * read another table, nor change the catalog.
  */
 describe('as hookledger_publisher, publishing is all there is', () => {
   let t: TamperInstall
@@ -21,7 +22,14 @@ describe('as hookledger_publisher, publishing is all there is', () => {
     expect(entry.payload).toEqual({ type: 'booking.created', subject: 'booking/1', data_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })
   })
 
+  it('reads the event catalog (what the service accepts), and nothing changes it', async () => {
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from hookledger.event_types`.execute(t.publisher)
+    expect(rows[0]!.n).toBeGreaterThanOrEqual(0)
+  })
+
   const refused: [string, string, RegExp][] = [
+    ['change the event catalog', "update hookledger.event_types set exposure = 'internal'", /permission denied for table event_types/],
+    ['declare an event type directly', "insert into hookledger.event_types (name, description, exposure, group_name, declared_at, updated_at) values ('x.y', '', 'webhook', 'g', now(), now())", /permission denied for table event_types/],
     ['read events', 'select * from hookledger.events', /permission denied for table events/],
     ['read the ledger', 'select * from hookledger.ledger', /permission denied for table ledger/],
     ['read endpoints (and their sealed secrets)', 'select * from hookledger.endpoints', /permission denied for table endpoints/],
