@@ -1,4 +1,4 @@
 export { createPublisher, publish, publishMany, type Publisher, type PublisherOptions, type PublishOutcome } from './publisher.js'
 export type { EventToPublish } from './event-prepare.js'
 export { PublishError } from './publish-error.js'
-export type { PgTransactionClient, PublishTransaction } from './transaction-handle.js'
+export type { KyselyTransactionLike, PgTransactionClient, PublishTransaction } from './transaction-handle.js'

@@ -10,6 +10,18 @@ interface AppDatabase {
   bookings: { id: Generated<number>; guest: string; starts_at: Date }
 }
 
+/**
+ * A transaction as the application's kysely types describe it when they are not the copy this
+ * package sees — another version, or the CommonJS declarations in a CommonJS app: a class of
+ * its own with its own `#private`, so never assignable to this package's `Kysely<any>`.
+ */
+declare class OtherCopyTransaction<DB> {
+  #private
+  get isTransaction(): true
+  executeQuery<R>(query: { readonly sql: string } | { compile(): { readonly sql: string } }): Promise<{ rows: R[] }>
+  selectFrom(table: keyof DB & string): unknown
+}
+
 async function createBooking(trx: Transaction<AppDatabase>, guest: string): Promise<string> {
   const { id } = await trx.insertInto('bookings').values({ guest, starts_at: new Date() }).returning('id').executeTakeFirstOrThrow()
   return publish(trx, { owner_id: 'default', type: 'booking.created', subject: `booking://${id}`, data: { booking_id: String(id) } })
@@ -20,9 +32,10 @@ async function fromPgClient(client: pg.PoolClient): Promise<string[]> {
 }
 
 describe('publish accepts the application’s own transaction types', () => {
-  it('a Transaction<AppDatabase>, a Kysely<AppDatabase>, a pg Client or PoolClient, without casts', () => {
+  it('a Transaction<AppDatabase>, a Kysely<AppDatabase>, another kysely copy’s transaction, a pg Client or PoolClient, without casts', () => {
     expectTypeOf<Transaction<AppDatabase>>().toExtend<PublishTransaction>()
     expectTypeOf<Kysely<AppDatabase>>().toExtend<PublishTransaction>()
+    expectTypeOf<OtherCopyTransaction<AppDatabase>>().toExtend<PublishTransaction>()
     expectTypeOf<pg.Client>().toExtend<PublishTransaction>()
     expectTypeOf<pg.PoolClient>().toExtend<PublishTransaction>()
     expectTypeOf(createBooking).returns.resolves.toBeString()
