@@ -1,6 +1,8 @@
 import {
   JOB_TIMEOUT_MS,
   classifyAttempt,
+  DEFAULT_FOLLOW_REDIRECTS,
+  endpointCustomHeaders,
   signEndpointAttempt,
   thinEventBody,
   type AttemptResult,
@@ -58,7 +60,14 @@ export async function executeDelivery(claimed: ClaimedDelivery, deps: ExecutorDe
   const job = new AbortController()
   let timer: NodeJS.Timeout | undefined
   const result = await Promise.race([
-    deps.transport.post({ url: endpoint.url, headers: { ...signed.headers }, body, signal: job.signal }),
+    deps.transport.post({
+      url: endpoint.url,
+      // The endpoint's own headers, then the signature's (the header rule refuses their names anyway).
+      headers: { ...endpointCustomHeaders(endpoint, deps.secretBox), ...signed.headers },
+      followRedirects: endpoint.follow_redirects ?? DEFAULT_FOLLOW_REDIRECTS,
+      body,
+      signal: job.signal,
+    }),
     new Promise<AttemptResult>((resolve) => {
       timer = setTimeout(() => {
         job.abort()

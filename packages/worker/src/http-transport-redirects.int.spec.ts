@@ -1,10 +1,9 @@
 /**
  * The transport's redirect rule: `same_origin` (the default) follows same-origin hops and never
- * another origin; `none` follows nothing. The rule comes from the request's `followRedirects` or
- * rides on its headers (`REDIRECT_RULE`, as `signEndpointAttempt` puts it); either way it is
- * never sent. Real receivers on loopback.
+ * another origin; `none` follows nothing. The rule comes from the request's `followRedirects` (the
+ * executor passes the endpoint's) and is never sent. Real receivers on loopback.
  */
-import { createEgressPolicy, REDIRECT_RULE, type FollowRedirects, type HttpTransport, type RequestHeaders } from '@hookledger/core'
+import { createEgressPolicy, type FollowRedirects, type HttpTransport } from '@hookledger/core'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { TestReceiver } from '@hookledger/testkit'
 import { createHttpTransport } from './http-transport.js'
@@ -23,15 +22,14 @@ afterEach(async () => {
   await other.close()
 })
 
-const post = (headers: RequestHeaders, followRedirects?: FollowRedirects) =>
+const post = (headers: Record<string, string>, followRedirects?: FollowRedirects) =>
   transport.post({ url: receiver.url('/hook'), headers, body: '{}', ...(followRedirects && { followRedirects }) })
 
 describe('the redirect rule', () => {
   it.each([
     ['no rule (same_origin)', {}, undefined],
     ['same_origin on the request', {}, 'same_origin'],
-    ['same_origin on the headers', { [REDIRECT_RULE]: 'same_origin' }, undefined],
-  ] as [string, RequestHeaders, FollowRedirects | undefined][])('%s: a same-origin hop is followed', async (_, headers, rule) => {
+  ] as [string, Record<string, string>, FollowRedirects | undefined][])('%s: a same-origin hop is followed', async (_, headers, rule) => {
     const result = await post({ 'x-a': '1', ...headers }, rule)
     expect(result).toMatchObject({ kind: 'response', status: 204 })
     expect(result.kind === 'response' && result.redirectRefused).toBeFalsy()
@@ -42,9 +40,7 @@ describe('the redirect rule', () => {
 
   it.each([
     ['none on the request', {}, 'none'],
-    ['none on the headers', { [REDIRECT_RULE]: 'none' }, undefined],
-    ['none on the request beats same_origin on the headers', { [REDIRECT_RULE]: 'same_origin' }, 'none'],
-  ] as [string, RequestHeaders, FollowRedirects | undefined][])('%s: nothing is followed, the 3xx and its Location are the answer', async (_, headers, rule) => {
+  ] as [string, Record<string, string>, FollowRedirects | undefined][])('%s: nothing is followed, the 3xx and its Location are the answer', async (_, headers, rule) => {
     const result = await post(headers, rule)
     expect(result).toMatchObject({
       kind: 'response',
@@ -79,7 +75,7 @@ describe('the redirect rule', () => {
 
   it('the rule never travels as a header', async () => {
     receiver.answer({ status: 204 })
-    await post({ [REDIRECT_RULE]: 'none', 'x-a': '1' })
+    await post({ 'x-a': '1' }, 'none')
     const sent = Object.keys(receiver.requests[0]!.headers)
     expect(sent).toContain('x-a')
     expect(sent.some((name) => /redirect/i.test(name))).toBe(false)

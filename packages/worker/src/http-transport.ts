@@ -4,7 +4,6 @@ import * as https from 'node:https'
 import { isIP, type LookupFunction } from 'node:net'
 import {
   DEFAULT_FOLLOW_REDIRECTS,
-  REDIRECT_RULE,
   keptResponseHeaders,
   type AttemptResult,
   type EgressPolicy,
@@ -145,7 +144,7 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     }
     let url: URL = initial
     const headers = buildHeaders(outgoing, userAgent)
-    const rule = outgoing.followRedirects ?? outgoing.headers[REDIRECT_RULE] ?? DEFAULT_FOLLOW_REDIRECTS
+    const rule = outgoing.followRedirects ?? DEFAULT_FOLLOW_REDIRECTS
     const started = performance.now()
     const durationMs = () => Math.round(performance.now() - started)
     const deadline = new AbortController()

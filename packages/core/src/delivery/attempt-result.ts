@@ -45,21 +45,11 @@ export const FOLLOW_REDIRECTS_RULES = ['same_origin', 'none'] as const
 export type FollowRedirects = (typeof FOLLOW_REDIRECTS_RULES)[number]
 export const DEFAULT_FOLLOW_REDIRECTS: FollowRedirects = 'same_origin'
 
-/**
- * The endpoint's redirect rule riding on an attempt's headers (`signEndpointAttempt` puts it
- * there): a symbol, so it is never sent, logged or serialized, yet survives the spread that
- * copies the headers into the request. `OutgoingRequest.followRedirects`, when given, wins.
- */
-export const REDIRECT_RULE: unique symbol = Symbol('hookledger.follow_redirects')
-
-/** A request's headers, and the redirect rule that may ride on them. */
-export type RequestHeaders = Readonly<Record<string, string>> & { readonly [REDIRECT_RULE]?: FollowRedirects }
-
 /** One outgoing signed POST. */
 export interface OutgoingRequest {
   readonly url: string
-  readonly headers: RequestHeaders
-  /** Which redirects to follow (default: the rule on `headers`, else `same_origin`). */
+  readonly headers: Readonly<Record<string, string>>
+  /** Which redirects to follow (the endpoint's `follow_redirects`; default `same_origin`). */
   readonly followRedirects?: FollowRedirects
   readonly body: string
   /** Aborts the request (the job timeout): it ends as a `timeout` result, never reaching a late 2xx. */

@@ -431,6 +431,10 @@ describe('evolveEndpoint on each entry kind', () => {
       prev_v1a_key_sealed: null,
       prev_v1a_public_key: null,
       prev_v1a_key_expires_at: null,
+      // Entries from before endpoint options: no custom headers, the default redirect rule.
+      headers: {},
+      secret_headers_sealed: {},
+      follow_redirects: 'same_origin',
     })
   })
 

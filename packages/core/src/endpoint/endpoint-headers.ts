@@ -13,6 +13,8 @@
  *   not empty and without surrounding whitespace (HTTP would strip it, so the receiver would
  *   see another value than the one stored).
  */
+import type { EndpointRow } from '../model/projections.js'
+import type { SecretBox } from '../signing/secret-box.js'
 
 /** At most this many custom headers per endpoint. */
 export const MAX_ENDPOINT_HEADERS = 20
@@ -149,5 +151,20 @@ export function maskedEndpointHeaders(
 ): Record<string, string> {
   const out: Record<string, string> = { ...row.headers }
   for (const name of Object.keys(row.secret_headers_sealed)) out[name] = SECRET_HEADER_MASK
+  return out
+}
+
+/**
+ * The endpoint's custom headers as sent: plain ones as stored, secret ones unsealed here (they
+ * live only in the request). Rows from before custom headers existed have none.
+ */
+export function endpointCustomHeaders(
+  endpoint: Partial<Pick<EndpointRow, 'headers' | 'secret_headers_sealed'>>,
+  box: SecretBox,
+): Record<string, string> {
+  const out: Record<string, string> = { ...endpoint.headers }
+  for (const [name, sealed] of Object.entries(endpoint.secret_headers_sealed ?? {})) {
+    out[name] = box.open(new Uint8Array(Buffer.from(sealed, 'base64')))
+  }
   return out
 }

@@ -1,8 +1,7 @@
 import type { EndpointRow } from '../model/projections.js'
 import type { SecretBox } from './secret-box.js'
 import { signsV1, signsV1a } from './signature-scheme.js'
-import { signWebhook, type WebhookHeaders } from './webhook-signature.js'
-import { REDIRECT_RULE, type RequestHeaders } from '../delivery/attempt-result.js'
+import { signWebhook, type SignedWebhook } from './webhook-signature.js'
 
 /** The columns that decide how an endpoint's attempt is signed. */
 export type EndpointSigningColumns = Pick<
@@ -15,27 +14,6 @@ export type EndpointSigningColumns = Pick<
   | 'prev_v1a_key_sealed'
   | 'prev_v1a_key_expires_at'
 >
-
-/** The columns that make an attempt's request besides its signature. */
-export type EndpointRequestColumns = Pick<EndpointRow, 'headers' | 'secret_headers_sealed' | 'follow_redirects'>
-
-/** An attempt's request headers (custom, then signed) and the key id of each signature. */
-export interface SignedEndpointAttempt {
-  readonly headers: WebhookHeaders & RequestHeaders
-  readonly keyIds: string[]
-}
-
-/**
- * The endpoint's custom headers as sent: plain ones as stored, secret ones unsealed here (they
- * live only in the request). Rows from before custom headers existed have none.
- */
-export function endpointCustomHeaders(endpoint: Partial<EndpointRequestColumns>, box: SecretBox): Record<string, string> {
-  const out: Record<string, string> = { ...endpoint.headers }
-  for (const [name, sealed] of Object.entries(endpoint.secret_headers_sealed ?? {})) {
-    out[name] = box.open(new Uint8Array(Buffer.from(sealed, 'base64')))
-  }
-  return out
-}
 
 /** What one attempt signs: the event id, this attempt's time, the exact body. */
 export interface AttemptMessage {
@@ -51,17 +29,14 @@ const inGrace = (sealed: Uint8Array | null, expiresAt: Date | null, now: Date): 
 /**
  * Signs one attempt as the endpoint's scheme says: its current HMAC secret (v1) and/or its
  * current ed25519 key (v1a), each joined by the previous one while a rotation's grace window
- * lasts. Keys are unsealed here and live only for this call. The headers also carry the
- * endpoint's custom headers (the signature's own win, though the header rule refuses their
- * names anyway) and, as `REDIRECT_RULE`, its `follow_redirects`: whatever copies these headers
- * into the request hands the transport both.
+ * lasts. Keys are unsealed here and live only for this call.
  */
 export function signEndpointAttempt(
-  endpoint: EndpointSigningColumns & Partial<EndpointRequestColumns>,
+  endpoint: EndpointSigningColumns,
   box: SecretBox,
   message: AttemptMessage,
   now: Date,
-): SignedEndpointAttempt {
+): SignedWebhook {
   const secrets: string[] = []
   const v1aSecretKeys: string[] = []
   if (signsV1(endpoint.signature_scheme)) {
@@ -77,10 +52,5 @@ export function signEndpointAttempt(
       v1aSecretKeys.push(box.open(endpoint.prev_v1a_key_sealed))
     }
   }
-  const signed = signWebhook({ ...message, secrets, v1aSecretKeys })
-  const headers = { ...endpointCustomHeaders(endpoint, box), ...signed.headers }
-  return {
-    headers: endpoint.follow_redirects ? { ...headers, [REDIRECT_RULE]: endpoint.follow_redirects } : headers,
-    keyIds: signed.keyIds,
-  }
+  return signWebhook({ ...message, secrets, v1aSecretKeys })
 }
