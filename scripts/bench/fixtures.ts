@@ -6,6 +6,8 @@
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import {
+  JOB_TIMEOUT_MS,
+  deriveAttemptTimeouts,
   generateWebhookSecret,
   secretKeyId,
   systemClock,
@@ -144,9 +146,13 @@ export function newDispatcher(
   concurrency = cfg.concurrency,
 ) {
   const notifier = createPgNotifier(url)
+  // The service's timeouts (a lease of two attempts and the margin: the pipelined endpoint lease).
+  const timeouts = deriveAttemptTimeouts({ jobTimeoutMs: JOB_TIMEOUT_MS })
   const dispatcher = new Dispatcher({
     db,
     clock: systemClock,
+    jobTimeoutMs: timeouts.jobTimeoutMs,
+    leaseMs: timeouts.leaseMs,
     transport,
     secretBox: env.secretBox,
     catalog: env.catalog,
