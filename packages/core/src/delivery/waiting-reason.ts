@@ -22,6 +22,7 @@ export type SchedulingEntry =
   | { readonly kind: 'delivery.lease_busy' }
   | { readonly kind: 'delivery.enqueued'; readonly payload: { readonly cool_down: boolean } }
   | { readonly kind: 'delivery.redelivered' }
+  | { readonly kind: 'delivery.cool_down_released' }
 
 export function waitingReason(
   delivery: Pick<DeliveryRow, 'id' | 'state' | 'attempts' | 'next_attempt_at'>,

@@ -80,6 +80,11 @@ export interface LedgerPayloads {
   }
   'delivery.claimed': { worker: string; lease_until: string }
   'delivery.lease_busy': { next_attempt_at: string }
+  /**
+   * The endpoint recovered: a delivery its failing cool-down (or a busy-lease snooze) still held
+   * back is due now, not at `held_until`. No attempt is spent; a Retry-After snooze is never released.
+   */
+  'delivery.cool_down_released': { next_attempt_at: string; held_until: string }
   'delivery.attempted': {
     attempt: number
     counted: boolean

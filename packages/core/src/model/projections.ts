@@ -252,6 +252,8 @@ export function evolveDelivery(row: DeliveryRow | null, e: LedgerEntry): Deliver
         next_attempt_at: date(e.payload.next_attempt_at),
         updated_at: at,
       }
+    case 'delivery.cool_down_released':
+      return { ...row, next_attempt_at: date(e.payload.next_attempt_at), updated_at: at }
     case 'delivery.attempted':
       return {
         ...row,

@@ -23,6 +23,8 @@ const TRANSITIONS: Readonly<Record<string, { readonly from: readonly Phase[]; re
   // A claim, a busy-lease snooze and a discard at claim time all take a waiting delivery.
   'delivery.claimed': { from: ['pending', 'retryable'], to: 'running' },
   'delivery.lease_busy': { from: ['pending', 'retryable'], to: 'pending' },
+  // The endpoint recovered: a delivery its cool-down held back is due now (no attempt spent).
+  'delivery.cool_down_released': { from: ['pending'], to: 'pending' },
   // …and so does `webhooks.delete` (endpoint_deleted); after an attempt, see OUTCOME_ENTRIES.
   'delivery.discarded': { from: ['pending', 'retryable'], to: 'discarded' },
   // Every attempt is made under a claim: a settle, or the rescuer's `interrupted`.

@@ -7,7 +7,7 @@ const ALL_KINDS = {
   'event.published': true, 'event.pruned': true, 'fanout.decided': true, 'endpoint.created': true,
   'endpoint.updated': true, 'endpoint.enabled': true, 'endpoint.disabled': true, 'endpoint.failing': true,
   'endpoint.recovered': true, 'endpoint.secret_rotated': true, 'endpoint.deleted': true,
-  'delivery.enqueued': true, 'delivery.claimed': true, 'delivery.lease_busy': true, 'delivery.attempted': true,
+  'delivery.enqueued': true, 'delivery.claimed': true, 'delivery.lease_busy': true, 'delivery.cool_down_released': true, 'delivery.attempted': true,
   'delivery.completed': true, 'delivery.retry_scheduled': true, 'delivery.snoozed': true,
   'delivery.discarded': true, 'delivery.settle_dropped': true, 'delivery.redelivered': true, 'token.issued': true, 'token.revoked': true,
   'access_code.put': true, 'access_code.revoked': true, 'embed.put': true, 'embed.deleted': true,

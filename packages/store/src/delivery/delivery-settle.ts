@@ -4,6 +4,7 @@ import {
   JOB_TIMEOUT_MS,
   decideDelivery,
   decideEndpointAfterOutcome,
+  releaseCoolDown,
   isOperationalEventType,
   operationalEventsOf,
   settleDroppedEntry,
@@ -204,10 +205,15 @@ async function settle(
     entries.push(...decided.entries)
     claimedIds = decided.claimedIds
   }
+  // A recovered endpoint's deliveries held back by its failing cool-down are due now (this write
+  // always takes the transaction: a recovery is owner news).
+  const recovered = entries.filter((e) => e.kind === 'endpoint.recovered').map((e) => e.endpoint_id!)
+  const heldBack = recovered.length === 0 ? [] : await deliveriesHeldBackOf(q as Trx, recovered, new Set([...held, ...heads].map((r) => ('delivery' in r ? r.delivery.id : r.id))), now)
+  entries.push(...releaseCoolDown(heldBack, { now, actor: 'system' }))
   const all = [...entries, ...dropped]
   const claimedHeads = heads.filter((h) => claimedIds.includes(h.delivery.id))
   const written = await ledgerWrite(q, {
-    base: { deliveries: [...held, ...heads.map((h) => h.delivery)], endpoints },
+    base: { deliveries: [...held, ...heads.map((h) => h.delivery), ...heldBack], endpoints },
     entries: all,
     ...(optimistic
       ? {
@@ -228,6 +234,21 @@ async function settle(
   const eventById = new Map(heads.map((h) => [h.delivery.id, h.event]))
   const claimed = claimedOf(claimedIds, written, eventById, following)
   return { recorded: new Set(kept.map((i) => i.delivery.id)), claimed, entries: all }
+}
+
+/**
+ * The waiting deliveries of these endpoints not yet due, locked (for the cool-down release;
+ * `releaseCoolDown` picks those the cool-down holds back). `except`: rows this settle already holds.
+ */
+async function deliveriesHeldBackOf(trx: Trx, endpointIds: readonly string[], except: ReadonlySet<string>, now: Date): Promise<DeliveryRow[]> {
+  const rows = await sql<DeliveryRow>`
+    select ${DELIVERY_ROW_COLUMNS} from delivery_states s join delivery_origins o on o.id = s.id
+    where s.endpoint_id = any(${endpointIds}::uuid[]) and s.state = 'pending' and s.attempts = 0 and s.snoozes = 0
+      and s.next_attempt_at > ${now}
+    order by s.id
+    for update of s
+  `.execute(trx)
+  return rows.rows.filter((d) => !except.has(d.id))
 }
 
 /** Each kept outcome's entries and the endpoint transitions they imply, in order; the endpoints after them. */

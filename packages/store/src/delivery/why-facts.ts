@@ -12,7 +12,7 @@ import {
 import type { Database, Db } from '../database/database.js'
 import { LEDGER_RECORD_COLUMNS } from '../read-models.js'
 
-const SCHEDULING_KINDS = ['delivery.retry_scheduled', 'delivery.snoozed', 'delivery.lease_busy', 'delivery.enqueued', 'delivery.redelivered']
+const SCHEDULING_KINDS = ['delivery.retry_scheduled', 'delivery.snoozed', 'delivery.lease_busy', 'delivery.enqueued', 'delivery.redelivered', 'delivery.cool_down_released']
 
 /** `= any(array)`: the list travels as one parameter, and an empty one matches nothing (`in ()` is a syntax error). */
 const anyOf = <T>(values: readonly T[]) => (eb: ExpressionBuilder<Database, keyof Database>) => eb.fn.any(eb.val(values))
