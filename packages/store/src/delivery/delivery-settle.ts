@@ -178,7 +178,8 @@ async function settle(
   // The owner's news of what this settle did (failing, disabled, recovered, given up), stored
   // in the same transaction: it exists if and only if the transition committed.
   const news = operationalEventsOf(entries, (id) => isOperationalEventType(heldById.get(id)?.event_type ?? ''))
-  if (optimistic && news.length > 0) throw new NeedsTransaction()
+  // News to store, or a recovery's cool-down to release (rows to read and lock): the transaction.
+  if (optimistic && (news.length > 0 || entries.some((e) => e.kind === 'endpoint.recovered'))) throw new NeedsTransaction()
   let heads: LockedHead[] = []
   let following = new Map<string, FollowingDelivery>()
   let claimedIds: string[] = []
@@ -205,8 +206,8 @@ async function settle(
     entries.push(...decided.entries)
     claimedIds = decided.claimedIds
   }
-  // A recovered endpoint's deliveries held back by its failing cool-down are due now (this write
-  // always takes the transaction: a recovery is owner news).
+  // A recovered endpoint's deliveries held back by its failing cool-down are due now (a recovery
+  // always takes the transaction, above).
   const recovered = entries.filter((e) => e.kind === 'endpoint.recovered').map((e) => e.endpoint_id!)
   const heldBack = recovered.length === 0 ? [] : await deliveriesHeldBackOf(q as Trx, recovered, new Set([...held, ...heads].map((r) => ('delivery' in r ? r.delivery.id : r.id))), now)
   entries.push(...releaseCoolDown(heldBack, { now, actor: 'system' }))
