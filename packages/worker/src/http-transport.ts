@@ -1,15 +1,17 @@
 import * as dns from 'node:dns'
 import * as http from 'node:http'
 import * as https from 'node:https'
-import { isIP, type LookupFunction } from 'node:net'
+import { isIP, type LookupFunction, type Socket } from 'node:net'
 import {
   DEFAULT_FOLLOW_REDIRECTS,
+  type EgressProxy,
   keptResponseHeaders,
   type AttemptResult,
   type EgressPolicy,
   type HttpTransport,
   type OutgoingRequest,
 } from '@hookledger/core'
+import { createProxyAgents, ProxyConnectError } from './proxy-connect.js'
 
 /** Options of {@link createHttpTransport}. */
 export interface HttpTransportOptions {
@@ -27,6 +29,10 @@ export interface HttpTransportOptions {
   userAgent?: string
   /** Resolver, default `dns.lookup`; tests inject one that maps a name to loopback. */
   lookup?: typeof dns.lookup
+  /** The operator's egress proxy (`HOOKLEDGER_EGRESS_PROXY`): every connection tunnels through it. */
+  proxy?: EgressProxy
+  /** CA certificates trusted instead of Node's bundle (tests; a receiver behind a private CA). */
+  ca?: string | Buffer
 }
 
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308])
@@ -66,7 +72,8 @@ interface HopResponse {
  * address actually connected to: DNS names through a guarded `lookup` (so a rebinding answer
  * cannot slip in between check and connect), IP literals before the request (Node never calls
  * `lookup` for them). Keep-alive sockets are pooled per host:port; a reused socket was checked
- * when it connected.
+ * when it connected. With `proxy`, every socket is a CONNECT tunnel to the checked address
+ * (proxy-connect.ts), the proxy's own address exempt from the policy.
  *
  * Redirects (301/302/303/307/308) to the endpoint's own origin are followed up to
  * `maxRedirects` hops, each hop checked again. Every hop re-sends the same POST with the same
@@ -92,9 +99,21 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     maxSockets: options.maxSockets ?? 256,
     scheduling: 'lifo',
     lookup,
+    ...(options.ca !== undefined ? { ca: options.ca } : {}),
   }
-  const httpAgent = new http.Agent(agentOptions)
-  const httpsAgent = new https.Agent(agentOptions)
+  // Through a proxy, each tunnel's socket → the checked target address (the socket's own peer
+  // is the proxy), so the attempt records where it really went.
+  const tunnelTargets = new WeakMap<Socket, string>()
+  const { httpAgent, httpsAgent } =
+    options.proxy === undefined
+      ? { httpAgent: new http.Agent(agentOptions), httpsAgent: new https.Agent(agentOptions) }
+      : createProxyAgents({
+          proxy: options.proxy,
+          resolveTarget: (host) => resolveChecked(lookup, policy, host),
+          agentOptions,
+          timeoutMs,
+          tunnelTargets,
+        })
   let closed = false
 
   function send(
@@ -119,7 +138,7 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
       request.on('error', reject) // `on`: a second late error must not become uncaught
       request.once('response', (response) => {
         // Taken before the body is read: a capped read destroys the socket and its address.
-        const address = response.socket.remoteAddress ?? null
+        const address = tunnelTargets.get(response.socket) ?? response.socket.remoteAddress ?? null
         readCapped(response, maxResponseBytes, signal).then((bytes) => {
           resolve({
             status: response.statusCode ?? 0,
@@ -176,6 +195,9 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
           }
           if (error instanceof EgressBlockedError) {
             return blocked(url, error.address, error.reason, durationMs())
+          }
+          if (error instanceof ProxyConnectError) {
+            return { kind: 'connection_error', durationMs: durationMs(), error: error.message.slice(0, MAX_ERROR_LENGTH) }
           }
           return { kind: 'connection_error', durationMs: durationMs(), error: errorCode(error) }
         }
@@ -265,6 +287,21 @@ function guardedLookup(resolve: typeof dns.lookup, policy: EgressPolicy): Lookup
       else callback(null, first.address, first.family)
     })
   }
+}
+
+/**
+ * The one address a tunnel goes to: an IP literal as it is, a name through the guarded lookup
+ * (every answer checked, the first taken). Either way the policy has passed it.
+ */
+function resolveChecked(lookup: LookupFunction, policy: EgressPolicy, host: string): Promise<string> {
+  const literal = unbracket(host)
+  if (isIP(literal) !== 0) {
+    const decision = policy.check(literal)
+    return decision.allowed ? Promise.resolve(literal) : Promise.reject(new EgressBlockedError(literal, decision.reason))
+  }
+  return new Promise((resolve, reject) => {
+    lookup(literal, { all: false }, (error, address) => (error ? reject(error) : resolve(String(address))))
+  })
 }
 
 /**
