@@ -8,6 +8,7 @@ import {
   deriveAttemptTimeouts,
   DELIVERY_RETENTION_DEFAULT_DAYS,
   parseEgressAllowList,
+  parseEgressProxy,
   parseMasterKey,
   type AttemptTimeouts,
   type SnoozeBudget,
@@ -140,6 +141,9 @@ export const configSchema = z.object({
   HOOKLEDGER_LOG_TILES: z.enum(['on', 'off']).default('on').transform((v) => v === 'on'),
   HOOKLEDGER_SNAPSHOT_INTERVAL_HOURS: intIn(0, 8760, 24),
   HOOKLEDGER_EGRESS_ALLOW: checked(parseEgressAllowList),
+  // `http://[user:password@]host:port`: every delivery tunnels through it (CONNECT). Kept parsed,
+  // so only its `label` (host:port) is ever printed, never the password.
+  HOOKLEDGER_EGRESS_PROXY: checked(parseEgressProxy),
   HOOKLEDGER_CATALOG_FILE: checked(loadCatalogFile),
   // A C2SP tlog-policy file: the witnesses each checkpoint is submitted to (\`witness <name> <vkey> <url>\`)
   // and the quorum /log/checkpoint and receipts must carry.

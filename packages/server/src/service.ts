@@ -306,7 +306,9 @@ export async function startService(
     const timeouts = attemptTimeoutsOf(config)
     // One tracker for the process's loops: an outage is logged once, when it begins and ends.
     const health = new DatabaseHealth(log.child({ component: 'database' }))
-    transport = createHttpTransport({ policy: deps.egressPolicy, timeoutMs: timeouts.httpTimeoutMs })
+    const proxy = config.HOOKLEDGER_EGRESS_PROXY
+    transport = createHttpTransport({ policy: deps.egressPolicy, timeoutMs: timeouts.httpTimeoutMs, ...(proxy ? { proxy } : {}) })
+    if (proxy) log.info({ proxy: proxy.label }, 'egress through proxy')
     dispatcher = new Dispatcher({
       db: database.db,
       clock: deps.clock,
