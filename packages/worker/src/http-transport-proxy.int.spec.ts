@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process'
 import type * as dns from 'node:dns'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import * as https from 'node:https'
+import * as net from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -142,6 +143,33 @@ describe('the transport through an egress proxy (HOOKLEDGER_EGRESS_PROXY)', () =
     const result = await post.post({ url: 'http://receiver.test:9/', headers: {}, body: '{}' })
 
     expect(result).toMatchObject({ kind: 'connection_error', error: `proxy ${PROXY_HOST}:${proxy.port} unreachable: ECONNREFUSED` })
+  })
+
+  it('follows a same-origin redirect through the proxy', async () => {
+    const proxy = await started(new ConnectProxy().start(PROXY_HOST))
+    const receiver = await started(
+      new TestReceiver((_req, index) => (index === 0 ? { status: 307, headers: { location: '/moved' } } : { status: 204 })).start(),
+    )
+    const post = transport(proxy.url)
+
+    const result = await post.post({ url: `http://receiver.test:${receiver.port}/hook`, headers: {}, body: '{}' })
+
+    expect(result).toMatchObject({ kind: 'response', status: 204 })
+    expect(receiver.requests.map((r) => r.path)).toEqual(['/hook', '/moved'])
+    expect(proxy.seen.every((s) => s.target === `127.0.0.1:${receiver.port}`)).toBe(true)
+  })
+
+  it('a proxy that never answers CONNECT is a timeout at the request deadline', async () => {
+    const silent = net.createServer(() => {})
+    const sockets = new Set<net.Socket>()
+    silent.on('connection', (socket) => sockets.add(socket))
+    await new Promise<void>((resolve) => silent.listen(0, PROXY_HOST, resolve))
+    closing.push({ close: () => new Promise<void>((resolve) => (sockets.forEach((s) => s.destroy()), silent.close(() => resolve()))) })
+    const post = transport(`http://${PROXY_HOST}:${(silent.address() as AddressInfo).port}`, { timeoutMs: 200 })
+
+    const result = await post.post({ url: 'http://receiver.test:9/', headers: {}, body: '{}' })
+
+    expect(result).toMatchObject({ kind: 'timeout', error: 'timed out after 200 ms' })
   })
 
   describe('https targets', () => {
