@@ -77,6 +77,8 @@ export interface LedgerPayloads {
     event_type: string
     next_attempt_at: string
     cool_down: boolean
+    /** Present when `webhooks.recover` made it (not the fan-out): the window and why it was missed. */
+    recovered?: RecoveredPayload
   }
   'delivery.claimed': { worker: string; lease_until: string }
   'delivery.lease_busy': { next_attempt_at: string }
@@ -132,6 +134,8 @@ export interface LedgerPayloads {
     next_attempt_at: string
     previous_run: number
     previous_attempts: number
+    /** Present when `webhooks.recover` started the run (the delivery was discarded). */
+    recovered?: RecoveredPayload
   }
   /**
    * Settled deliveries (completed or discarded) whose last change is older than `cutoff` left
@@ -180,6 +184,13 @@ export interface LedgerPayloads {
     /** The archive file: its SHA-256, rows, and the checkpoints it holds. */
     archive?: ArchiveDescription | null
   }
+}
+
+/** What `webhooks.recover` records on the entry it appends: the window asked for and why the event was missed. */
+export interface RecoveredPayload {
+  since: string
+  until: string
+  missed: string
 }
 
 export type LedgerKind = keyof LedgerPayloads
