@@ -80,6 +80,13 @@ const SAMPLES: Record<string, (ids: Ids) => Sample> = {
     method: 'POST',
     path: `/api/admin/webhooks/${i.endpoint}/redeliver`,
   }),
+  'webhooks.recover': (i) => ({
+    kind: 'owned',
+    method: 'POST',
+    path: `/api/admin/webhooks/${i.endpoint}/recover`,
+    // A dry run: the sample must leave the database as it was.
+    body: { since: '2026-01-01T00:00:00Z', until: '2026-01-02T00:00:00Z', dry_run: true },
+  }),
   'webhooks.attempts': (i) => ({
     kind: 'owned',
     method: 'GET',
@@ -269,7 +276,7 @@ describe('auth and isolation, walked over every route', () => {
       expect(foreign.body, op.name).toEqual(absent.body)
       walked++
     }
-    expect(walked).toBe(17)
+    expect(walked).toBe(18)
     // An embed cannot borrow another owner's access code either.
     const borrow = await api.call('PUT', '/api/admin/embeds/borrowed', {
       token: tokens.b,

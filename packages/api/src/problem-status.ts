@@ -27,6 +27,8 @@ export const PROBLEM_STATUS: Readonly<Record<OpErrorCode, 400 | 404 | 409 | 413 
   revoked_access_code: 422,
   egress_blocked: 422,
   endpoint_disabled: 409,
+  // A recover of a deleted endpoint (other ops read a deleted endpoint as not found).
+  endpoint_deleted: 409,
   access_code_revoked: 409,
   rotation_in_grace: 409,
   event_id_conflict: 409,

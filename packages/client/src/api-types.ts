@@ -195,6 +195,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/webhooks/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Deliver to this endpoint what it missed in [since, until): every event of the owner it matches now (the fan-out's rules) with no live delivery — a new delivery, or a new run of a discarded one — each marked recovered in the ledger with why it was missed. At most 1000 events per call (next_cursor continues); dry_run: true answers the counts and writes nothing */
+        post: operations["webhooks.recover"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/webhooks/{id}/redeliver": {
         parameters: {
             query?: never;
@@ -2207,6 +2224,142 @@ export interface operations {
             };
             /** @description Problem */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "webhooks.recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    cursor?: string;
+                    /** @default false */
+                    dry_run?: boolean;
+                    /** @default 200 */
+                    limit?: number;
+                    /** Format: date-time */
+                    since: string;
+                    /** Format: date-time */
+                    until?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        already_delivered: number;
+                        dry_run: boolean;
+                        enqueued: number;
+                        in_flight: number;
+                        next_cursor: string | null;
+                        recovered: {
+                            /** @enum {string} */
+                            action: "new_delivery" | "new_run";
+                            delivery_id: string;
+                            event_id: string;
+                            /** @enum {string} */
+                            missed: "discarded" | "endpoint_disabled" | "not_subscribed" | "scope_denied" | "created_after_event" | "endpoint_deleted" | "not_addressed" | "internal_event" | "matched" | "no_decision";
+                            published_at: string;
+                            type: string;
+                        }[];
+                        scanned: number;
+                        since: string;
+                        skipped: {
+                            delivery_retired: number;
+                            event_pruned: number;
+                            internal_event: number;
+                            not_fanned_out_yet: number;
+                            not_subscribed: number;
+                            scope_denied: number;
+                        };
+                        until: string;
+                        would_enqueue: number;
+                    };
+                };
+            };
+            /** @description Problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

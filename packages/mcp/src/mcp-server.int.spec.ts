@@ -124,6 +124,9 @@ describe('createMcpServer: the MCP projection of the registry', () => {
       sent.delivery_id,
     )
     expect(await call('webhooks_redeliver', { id })).toEqual({ requeued: 0, skipped: 0 })
+    // The test event's delivery is still waiting: in flight, nothing to recover.
+    const since = new Date(Date.now() - 3_600_000).toISOString()
+    expect(await call('webhooks_recover', { id, since, dry_run: true })).toMatchObject({ dry_run: true, scanned: 1, in_flight: 1, would_enqueue: 0 })
     expect(await call('webhooks_stats', { id, window: '7d' })).toMatchObject({ window: '7d', attempts: 0, success_rate: null })
     expect((await call('deliveries_list', { endpoint_id: id })).data).toEqual([
       expect.objectContaining({ id: sent.delivery_id, waiting_reason: expect.objectContaining({ kind: 'due' }) }),

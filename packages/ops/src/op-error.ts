@@ -24,6 +24,7 @@ export const OP_ERROR_CODES = [
   'revoked_access_code',
   'egress_blocked',
   'endpoint_disabled',
+  'endpoint_deleted',
   'access_code_revoked',
   'rotation_in_grace',
   'event_id_conflict',

@@ -14,6 +14,8 @@ export interface OpDeps {
   readonly logger: Logger
   /** How long a rotated-out secret keeps signing (0 disables). */
   readonly rotationGraceMs: number
+  /** The event retention (HOOKLEDGER_RETENTION_DAYS): a recover window reaching past it reports the events pruned there. Absent: the default, 30 days. */
+  readonly eventRetentionMs?: number
   /** Base of links to the UI (a delivery row links to its attempts page). */
   readonly publicBaseUrl: string
   /** The ledger's keys: the signing one only where sealing runs, the public halves anywhere. */

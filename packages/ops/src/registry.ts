@@ -2,6 +2,7 @@ import type { Operation } from './operation.js'
 import { ledgerCheckpointOp, ledgerExportOp, ledgerPublicKeyOp, ledgerSnapshotOp, ledgerVerifyOp, webhooksReceipt } from './ledger-chain-ops.js'
 import { eventsExplain } from './event-explain-ops.js'
 import { webhooksStats } from './endpoint-health-ops.js'
+import { webhooksRecover } from './endpoint-recover-ops.js'
 import { deliveriesList, deliveriesRedeliver } from './delivery-ops.js'
 import { ledgerAuditOp, ledgerReadOp, ledgerReplayOp } from './operator-ops.js'
 import {
@@ -45,6 +46,7 @@ export const OPERATIONS: readonly Operation[] = [
   webhooksDeliveries,
   webhooksStats,
   webhooksRedeliver,
+  webhooksRecover,
   deliveriesList,
   deliveriesRedeliver,
   webhooksAttempts,

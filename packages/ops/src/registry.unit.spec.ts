@@ -30,6 +30,7 @@ describe('the operation registry', () => {
       'webhooks.deliveries': 'GET /api/admin/webhooks/:id/deliveries',
       'webhooks.attempts': 'GET /api/admin/deliveries/:id/attempts',
       'webhooks.redeliver': 'POST /api/admin/webhooks/:id/redeliver',
+      'webhooks.recover': 'POST /api/admin/webhooks/:id/recover',
       'webhooks.event_types': 'GET /api/admin/webhooks/event_types',
       'events.publish': 'POST /api/events',
       'ledger.read': 'GET /api/operator/ledger',

@@ -213,6 +213,7 @@ export function createOpDeps(
     catalog: createEventCatalog(extra),
     logger: log,
     rotationGraceMs: config.HOOKLEDGER_ROTATION_GRACE_HOURS * 3_600_000,
+    eventRetentionMs: config.HOOKLEDGER_RETENTION_DAYS * 24 * 3_600_000,
     publicBaseUrl: config.HOOKLEDGER_PUBLIC_URL ?? `http://${config.HOST}:${options.port ?? config.PORT}`,
     logPolicy: config.HOOKLEDGER_WITNESS_POLICY ?? null,
   }
