@@ -126,6 +126,23 @@ describe('webhooks.recover: deliver what an endpoint missed', () => {
     expect(bad.body).toMatchObject({ code: 'invalid_input', field: 'cursor' })
   })
 
+  it('never sends what the fan-out would refuse today: a raw:// subject stays skipped (scope_denied)', async () => {
+    const { endpoint } = await h.createEndpoint({ event_types: ['booking.*'] })
+    await patch(endpoint.id, { enabled: false })
+    await h.publish({ id: 'evt_raw', subject: 'raw://secret/1' })
+    await h.publish({ id: 'evt_ok' })
+    await drain()
+    // The window is [since, until): until (now) must be past the events' publication.
+    h.clock.advance(60_000)
+    await patch(endpoint.id, { enabled: true })
+    const res = await recover(endpoint.id, { since: new Date(Date.parse(START) - 3_600_000).toISOString() })
+    expect(res.status, res.text).toBe(200)
+    expect(res.body, res.text).toMatchObject({ skipped: { scope_denied: 1 } })
+    expect(res.body.recovered.map((r: any) => r.event_id)).toEqual(['evt_ok'])
+    await drain()
+    expect(h.receiver.requests.map((r) => r.headers['webhook-id'])).toEqual(['evt_ok'])
+  })
+
   it('a window past the event retention reports the pruned events, which cannot be sent', async () => {
     const { endpoint } = await h.createEndpoint({ event_types: ['booking.*'] })
     await patch(endpoint.id, { enabled: false })
