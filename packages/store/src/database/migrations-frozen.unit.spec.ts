@@ -13,6 +13,9 @@ const FROZEN: Record<string, string> = {
   '0001_baseline.sql': '8e70b3fddb3887eb6463894f5bb6a9c0712e270387c9c49c9d8a850956fdf05d',
   '0002_delivery_states.sql': '7681d0aae3b38b42907c9cad8cfb3c2473297ec9c83730710e67cbb56d363afd',
   '0003_transparency_log.sql': 'efa362a1219013f521bd8eee3b317706204a519b7b5c188728d9da1ab2f81da2',
+  '0004_endpoint_options.sql': '973093a26a70dd76175cd5d413c0a1eeb472849d0f1c338c8e9be8303f1d8294',
+  '0005_event_catalog.sql': '790f5e3fa2f6079d22373d1a2f4567924961b75a8fbf528f7e4364ada2c7309d',
+  '0006_cool_down_release.sql': '620e7b7d427fe3cd19687a6ec0a7a0c6eb4d6d572aaa680bcf5ff26018266671',
 }
 
 describe('migrations', () => {
