@@ -107,9 +107,9 @@ describe('three worker processes, one endpoint', () => {
       'delivery.retry_scheduled',
       'delivery.claimed',
       'delivery.attempted',
-      'delivery.completed',
     ])
     expect(history[2]!.payload).toMatchObject({ outcome: 'interrupted', attempt: 1 })
+    expect(history[5]!.payload).toMatchObject({ outcome: 'completed', completes: true })
     // Every delivery of the busy endpoint is settled, so nothing is left to send: each event
     // arrived exactly once, and never two at once.
     await eventually('the drain to settle', async () => {

@@ -51,11 +51,11 @@ describe('ledger snapshot / archive, through the real CLI', () => {
     expect(offline.code, offline.stdout + offline.stderr).toBe(0)
     expect(offline.stdout).toContain('export intact')
     // An archived delivery's history (one completed within the archived checkpoints), read from the file alone.
-    const completed = readFileSync(file, 'utf8').split('\n').find((l) => l.includes('"kind":"delivery.completed"'))!
+    const completed = readFileSync(file, 'utf8').split('\n').find((l) => l.includes('"kind":"delivery.attempted"') && l.includes('"completes":true'))!
     const deliveryId = (JSON.parse(completed) as { row: { delivery_id: string } }).row.delivery_id
     const audit = await runCli(['ledger', 'audit', '--file', file, '--delivery', deliveryId], { ...env, DATABASE_URL: 'postgres://nowhere.invalid/x' })
     expect(audit.code, audit.stderr).toBe(0)
-    expect(audit.stdout.trim().split('\n').map((l) => l.split(/\s+/)[2])).toEqual(['delivery.enqueued', 'delivery.claimed', 'delivery.attempted', 'delivery.completed'])
+    expect(audit.stdout.trim().split('\n').map((l) => l.split(/\s+/)[2])).toEqual(['delivery.enqueued', 'delivery.claimed', 'delivery.attempted'])
     const forged = path.join(dir, 'forged.jsonl')
     writeFileSync(forged, readFileSync(file, 'utf8').replace('"kind":"delivery.claimed"', '"kind":"delivery.completed"'))
     expect((await runInProcess(['ledger', 'verify', '--file', forged, '--public-key', publicKey], env)).code).toBe(1)
