@@ -42,6 +42,18 @@ function tourTerminals(): string[] {
   return block.split(/^# Terminal \d+:.*$/m).slice(1).map((part) => part.trim())
 }
 
+/** The tour's "look around" block: the lines from the receiver started again to the resend's `wait`. */
+function resendLines(): string {
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8')
+  const around = readme.slice(readme.indexOf('Then look around'))
+  const block = around.slice(around.indexOf('```sh\n') + 6, around.indexOf('\n```', around.indexOf('```sh\n'))).split('\n')
+  const from = block.findIndex((l) => l.includes('hookledger listen'))
+  const to = block.findIndex((l) => l.includes('/redeliver'))
+  expect(from, 'a receiver is started again before the resend').toBeGreaterThanOrEqual(0)
+  expect(to).toBeGreaterThan(from)
+  return block.slice(from, to + 1).join('\n')
+}
+
 /** Runs a terminal's commands in bash, in its own process group; `output()` is all it printed. */
 function terminal(script: string, env: NodeJS.ProcessEnv) {
   const child = spawn('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
@@ -68,6 +80,25 @@ describe('the README tour', () => {
     expect(await second.exit, second.output()).toBe(0)
     expect(second.output()).toMatch(/"secret":"whsec_/)
     expect(second.output()).toMatch(/evt_\w+ booking\.created booking:\/\/42 — signature verified \(endpoint [0-9a-f-]+\)/)
+
+    // "Resend one", as the tour's look-around block says it: it arrives, and the tour ends with
+    // every endpoint healthy (the resend once went to a receiver that had exited: failing for days).
+    const admin = await hookledgerOut(['token', 'create', '--owner', 'default', '--scopes', 'admin', '--quiet'], env)
+    const lookup = new pg.Client({ connectionString: await hookledgerOut(['database-url', '--role', 'reader'], env) })
+    await lookup.connect()
+    try {
+      const deliveryId = (await lookup.query('select id from hookledger.deliveries limit 1')).rows[0].id as string
+      const resend = terminal(ports(resendLines()).replaceAll('<delivery id>', deliveryId), { ...env, H: `authorization: Bearer ${admin}`, URL: `http://127.0.0.1:${apiPort}` })
+      expect(await resend.exit, resend.output()).toBe(0)
+      expect(resend.output()).toMatch(/signature verified/)
+      await eventually('the resend to be recorded', async () => {
+        const d = (await lookup.query('select state, run from hookledger.deliveries where id = $1', [deliveryId])).rows[0]
+        return d.state === 'completed' && d.run === 2
+      })
+      expect((await lookup.query('select failing_since from hookledger.endpoints')).rows).toEqual([{ failing_since: null }])
+    } finally {
+      await lookup.end()
+    }
 
     // The service really runs as the least-privileged role, never as the cluster's superuser.
     const reader = new pg.Client({ connectionString: await hookledgerOut(['database-url', '--role', 'reader'], env) })
