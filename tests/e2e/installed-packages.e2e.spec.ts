@@ -1,9 +1,11 @@
 // @hookledger/publisher and @hookledger/client as an application outside this repository gets
 // them: `npm pack`ed (their prepack builds the ESM and CommonJS halves), installed from the
 // tarballs into a fresh app in a temporary directory, type-checked by tsc as a CommonJS app
-// (npm's default, "module": "node16") and as an ES module app, and run: each publishes
-// booking.created inside its own Kysely transaction, as the database's publisher role, and reads
-// the endpoint back through the typed client over loopback HTTP.
+// (npm's default, "module": "node16") and as an ES module app, and run — a newcomer's first
+// contact: the app declares its own type, order.created with a JSON Schema, through the typed
+// client (an operator token), publishes it and booking.created inside its own Kysely transaction
+// as the database's publisher role, and is refused an undeclared type with the hint on how to
+// declare it and data against the schema with the JSON pointer; a `*` endpoint receives both.
 import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -51,26 +53,41 @@ interface AppDatabase {
 }
 
 async function main(): Promise<void> {
-  const [databaseUrl, apiUrl, token, endpointId, eventId] = process.argv.slice(2) as [string, string, string, string, string]
+  const [databaseUrl, apiUrl, token, operatorToken, endpointId, eventId] = process.argv.slice(2) as [string, string, string, string, string, string]
   const db = new Kysely<AppDatabase>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: databaseUrl }) }) })
   try {
+    // The installation's own event type, declared once (a second app finds it declared).
+    const operator = createHookledgerClient({ baseUrl: apiUrl, token: operatorToken })
+    const declared = await operator.POST('/api/operator/event_types', {
+      body: {
+        name: 'order.created',
+        exposure: 'webhook',
+        description: 'An order was placed',
+        schema: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'], additionalProperties: false },
+      },
+    })
+    if (declared.error && declared.error.code !== 'event_type_exists') throw new Error(\`\${declared.error.code}: \${declared.error.detail}\`)
     const published = await db.transaction().execute(async (trx) => {
       const booking = await trx.insertInto('bookings').values({ guest: 'Ada' }).returning('id').executeTakeFirstOrThrow()
+      await publish(trx, { owner_id: 'default', id: \`\${eventId}_order\`, type: 'order.created', subject: \`order://\${booking.id}\`, data: { order_id: String(booking.id) } })
       return publish(trx, { owner_id: 'default', id: eventId, type: 'booking.created', subject: \`booking://\${booking.id}\`, data: { booking_id: booking.id } })
     })
-    let refused = ''
-    await db.transaction().execute(async (trx) => {
-      try {
-        await publish(trx, { owner_id: 'default', type: 'nobody.declared', subject: 'booking://0' })
-      } catch (err) {
-        if (!(err instanceof PublishError)) throw err
-        refused = err.code
-      }
-    })
+    const refusal = async (event: Parameters<typeof publish>[1]) =>
+      db.transaction().execute(async (trx) => {
+        try {
+          await publish(trx, event)
+          return null
+        } catch (err) {
+          if (!(err instanceof PublishError)) throw err
+          return { code: err.code, pointer: err.pointer ?? null, hint: err.message.includes('POST /api/operator/event_types') }
+        }
+      })
+    const refused = await refusal({ owner_id: 'default', type: 'nobody.declared', subject: 'booking://0' })
+    const invalid = await refusal({ owner_id: 'default', type: 'order.created', subject: 'order://0', data: { order_id: 42 } })
     const hookledger = createHookledgerClient({ baseUrl: apiUrl, token })
     const { data, error } = await hookledger.GET('/api/admin/webhooks/{id}', { params: { path: { id: endpointId } } })
     if (error) throw new Error(\`\${error.code}: \${error.detail}\`)
-    console.log(JSON.stringify({ published, refused, event_types: data.event_types }))
+    console.log(JSON.stringify({ published, refused, invalid, event_types: data.event_types }))
   } finally {
     await db.destroy()
   }
@@ -107,6 +124,7 @@ let h: EngineHarness
 let server: ServerType | undefined
 let apiUrl: string
 let token: string
+let operatorToken: string
 let endpointId: string
 
 beforeAll(async () => {
@@ -149,6 +167,7 @@ beforeAll(async () => {
   endpointId = (await h.createEndpoint({ event_types: ['*'] })).endpoint.id
   const api = testApi(h.db)
   token = await api.token('default', ['admin'])
+  operatorToken = await api.token('', ['operator'])
   const port = await new Promise<number>((resolve) => {
     server = serve({ fetch: api.app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info.port))
   })
@@ -183,13 +202,18 @@ describe('the packed packages, installed into an application outside the reposit
       const compiled = path.join(app, flavour, 'dist', 'main.js')
       expect(readFileSync(compiled, 'utf8')).toMatch(loads)
       const eventId = `evt_installed_${flavour}`
-      const out = await run(process.execPath, [compiled, h.roleUrl('publisher'), apiUrl, token, endpointId, eventId], app, 60_000)
-      expect(JSON.parse(out)).toEqual({ published: eventId, refused: 'unknown_event_type', event_types: ['*'] })
+      const out = await run(process.execPath, [compiled, h.roleUrl('publisher'), apiUrl, token, operatorToken, endpointId, eventId], app, 60_000)
+      expect(JSON.parse(out)).toEqual({
+        published: eventId,
+        refused: { code: 'unknown_event_type', pointer: null, hint: true },
+        invalid: { code: 'event_data_invalid', pointer: '/data/order_id', hint: false },
+        event_types: ['*'],
+      })
 
-      const stored = await h.db.selectFrom('events').select(['id', 'type', 'subject']).where('id', '=', eventId).execute()
-      expect(stored).toEqual([{ id: eventId, type: 'booking.created', subject: expect.stringMatching(/^booking:\/\/\d+$/) }])
-      const delivered = () => h.receiver.requests.some((r) => r.headers['webhook-id'] === eventId)
-      for (let i = 0; i < 6 && !delivered(); i++) await h.step()
+      const stored = await h.db.selectFrom('events').select(['id', 'type']).where('id', 'in', [eventId, `${eventId}_order`]).orderBy('id').execute()
+      expect(stored).toEqual([{ id: eventId, type: 'booking.created' }, { id: `${eventId}_order`, type: 'order.created' }])
+      const delivered = () => [eventId, `${eventId}_order`].every((id) => h.receiver.requests.some((r) => r.headers['webhook-id'] === id))
+      for (let i = 0; i < 8 && !delivered(); i++) await h.step()
       expect(delivered()).toBe(true)
       expect((await h.replay()).differences).toEqual([])
     }, TIMEOUT_MS)
