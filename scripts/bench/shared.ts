@@ -9,5 +9,7 @@ export const shared: {
   ceilingPerSec?: number
   drain?: BenchDb
   drainPerSec?: number
+  /** The drain's deliveries over fan-out + drain time: the same work `serve-drain` times. */
+  drainWithFanoutPerSec?: number
   sealedPerSec?: number
 } = {}
