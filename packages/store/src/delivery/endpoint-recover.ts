@@ -1,4 +1,4 @@
-import { sql } from 'kysely'
+import { sql, type Selectable } from 'kysely'
 import {
   decideScope,
   deliveryIdFor,
@@ -16,7 +16,7 @@ import {
   type RecoverMissedReason,
   type RecoverSkipReason,
 } from '@hookledger/core'
-import type { Trx } from '../database/database.js'
+import type { EventsTable, Trx } from '../database/database.js'
 import type { CommandContext } from '../endpoint-commands.js'
 import { ledgerWrite } from '../ledger-write.js'
 import { eventCatalogRead } from '../event-types.js'
@@ -58,16 +58,8 @@ export interface RecoverResult {
 
 export type RecoverRefusal = 'endpoint_disabled' | 'endpoint_deleted'
 
-interface WindowEvent {
-  owner_id: string
-  id: string
-  type: string
-  subject: string
-  occurred_at: Date
-  published_at: Date
-  data: Record<string, unknown>
-  fanned_out_at: Date | null
-}
+/** An events row as the window's query reads it. */
+type WindowEvent = Selectable<EventsTable>
 
 const encodeCursor = (e: { published_at: Date; id: string }) =>
   Buffer.from(JSON.stringify([e.published_at.toISOString(), e.id])).toString('base64url')
