@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs'
 import type { Browser } from 'playwright-core'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eventually } from '@hookledger/testkit'
 import {
   adminGet,
   createEndpoint,
@@ -156,6 +157,17 @@ describe('admin UI in a real browser', () => {
     const listRow = page.locator('tbody tr', { hasText: stack.receiver.url() })
     await listRow.getByText('disabled', { exact: true }).waitFor()
     expect(await listRow.getByText('booking.created').count()).toBe(1)
+
+    // Published while it was disabled, recovered once enabled: counted first, then sent.
+    await publish('evt_missed_while_disabled')
+    await page.goto(`${stack.url}/ui/integrations/webhooks/${endpointId}`)
+    await page.getByRole('button', { name: 'Enable endpoint' }).click()
+    await page.getByText('Endpoint enabled').waitFor()
+    await page.getByRole('button', { name: 'Find missed events' }).click()
+    await page.getByText(/^1 missed event to send/).waitFor()
+    await page.getByRole('button', { name: 'Send them' }).click()
+    await page.getByText('Recovered: 1 event queued for this endpoint.').waitFor()
+    await eventually('the missed event to arrive', () => stack.receiver.requests.some((r) => r.headers['webhook-id'] === 'evt_missed_while_disabled'))
 
     expect(errors).toEqual([])
     await context.close()

@@ -1,9 +1,10 @@
-// The endpoint page's "Actions": enable/disable, send test, redeliver discarded, rotate the
-// secret, delete. Each runs with its button busy and says what happened (or the problem) under
+// The endpoint page's "Actions": enable/disable, send test, redeliver discarded, recover what
+// it missed since a time (counted first), rotate the secret, delete. Each runs with its button busy and says what happened (or the problem) under
 // the buttons; the page redraws after each, since most of them change the endpoint.
 import { api, endpointPath } from './api.js'
 import { navigate } from './router.js'
-import { confirmDialog, fill, flash, h, problemAlert, successNotice } from './ui.js'
+import { confirmDialog, fill, flash, h, plural, problemAlert, successNotice, uid } from './ui.js'
+import { isoToLocalInput, localInputToIso } from './view-format.js'
 import { WEBHOOKS_PATH } from './webhooks.js'
 
 /**
@@ -36,6 +37,8 @@ export function endpointActions(id, { state, signal, render, showSecret, log }) 
   on(buttons.toggle, toggleEnabled)
   on(buttons.sendTest, sendTest)
   on(buttons.redeliver, redeliverDiscarded)
+  on(buttons.recover, (c) => recoverMissed(c, buttons, false))
+  on(buttons.recoverSend, (c) => recoverMissed(c, buttons, true))
   on(buttons.rotate, rotateSecret)
   on(buttons.remove, deleteEndpoint)
   return {
@@ -55,6 +58,9 @@ function actionButtons() {
       { type: 'button', class: 'button secondary' },
       'Redeliver discarded',
     ),
+    recover: h('button', { type: 'button', class: 'button secondary' }, 'Find missed events'),
+    recoverSend: h('button', { type: 'button', class: 'button', hidden: '' }, 'Send them'),
+    recoverSince: h('input', { type: 'datetime-local', id: uid('recover-since'), step: '1' }),
     rotate: h('button', { type: 'button', class: 'button secondary' }, 'Rotate secret'),
     remove: h('button', { type: 'button', class: 'button danger' }, 'Delete endpoint'),
     toggleHint: h('span', { class: 'hint' }),
@@ -77,6 +83,15 @@ function actionsSection(b, notice) {
       h('div', {}, b.toggle, b.toggleHint),
       h('div', {}, b.sendTest, b.sendTestHint),
       h('div', {}, b.redeliver, b.redeliverHint),
+      h(
+        'div',
+        { class: 'recover' },
+        h('label', { for: b.recoverSince.id }, 'Missed since'),
+        b.recoverSince,
+        b.recover,
+        b.recoverSend,
+        h('span', { class: 'hint' }, 'Events it matches but did not get (disabled, not yet subscribed, discarded).'),
+      ),
       h('div', {}, b.rotate, h('span', { class: 'hint' }, 'The new secret is shown once.')),
       h('div', {}, b.remove),
     ),
@@ -93,7 +108,9 @@ function renderActionButtons(b, endpoint) {
   b.toggleHint.textContent = endpoint.enabled
     ? 'A disabled endpoint gets no new deliveries.'
     : 'Enabling it clears its failure state.'
-  b.sendTest.disabled = b.redeliver.disabled = !endpoint.enabled
+  b.sendTest.disabled = b.redeliver.disabled = b.recover.disabled = b.recoverSend.disabled = !endpoint.enabled
+  // A day back by default: what a receiver that was down since yesterday missed.
+  if (!b.recoverSince.value) b.recoverSince.value = isoToLocalInput(new Date(Date.now() - 86_400_000).toISOString())
   b.sendTestHint.textContent = endpoint.enabled
     ? 'Sends one webhook.test event to this endpoint only.'
     : 'Enable the endpoint to send a test.'
@@ -157,6 +174,32 @@ async function redeliverDiscarded({ id, say, log }) {
     `Redeliver: ${requeued} requeued, ${skipped} skipped`,
     skipped > 0 ? ' (their events were pruned).' : '.',
   )
+  await log.reload()
+}
+
+/**
+ * `webhooks.recover`: counted first (a dry run), then sent on the second button, a batch per
+ * call until the window is done.
+ * @param {ActionContext} c @param {ActionButtons} b @param {boolean} send
+ */
+async function recoverMissed({ id, say, log }, b, send) {
+  const since = localInputToIso(b.recoverSince.value)
+  if (!send) {
+    const r = await api('POST', endpointPath(id, '/recover'), { body: { since, dry_run: true } })
+    const more = r.next_cursor ? ' (more beyond these: send, then count again)' : ''
+    b.recoverSend.hidden = r.would_enqueue === 0
+    say(`${plural(r.would_enqueue, 'missed event')} to send; ${r.already_delivered} already delivered, ${r.in_flight} on their way${more}.`)
+    return
+  }
+  let enqueued = 0
+  let cursor = null
+  do {
+    const r = await api('POST', endpointPath(id, '/recover'), { body: { since, ...(cursor ? { cursor } : {}) } })
+    enqueued += r.enqueued
+    cursor = r.next_cursor
+  } while (cursor)
+  b.recoverSend.hidden = true
+  say(`Recovered: ${plural(enqueued, 'event')} queued for this endpoint.`)
   await log.reload()
 }
 
