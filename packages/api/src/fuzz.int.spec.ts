@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { OPERATIONS } from '@hookledger/ops'
 import { fanoutRun } from '@hookledger/store'
 import { testDatabase, type TestDatabase, dbFingerprint, testApi, type TestApi } from '@hookledger/testkit'
 
@@ -10,7 +11,7 @@ import { testDatabase, type TestDatabase, dbFingerprint, testApi, type TestApi }
  */
 // HOOKLEDGER_FUZZ_SEED explores other seeds; the default keeps CI deterministic.
 const SEED = Number(process.env['HOOKLEDGER_FUZZ_SEED'] ?? 0x5eed_4)
-const REQUESTS = 2400
+const REQUESTS = 3600
 
 /** mulberry32: small, fast, good enough to pick cases. */
 function prng(seed: number) {
@@ -117,6 +118,51 @@ const GLOBS_BAD: unknown[] = [
   [7],
   'booking.*',
   [''],
+]
+
+/** The routes added since the first fuzz round: every op the registry serves over HTTP is here. */
+const MORE_ROUTES = (): Route[] => [
+  { name: 'deliveries.list', method: 'GET', path: () => '/api/admin/deliveries', idKind: 'none', id: () => '', token: () => t.a,
+    badQuery: { limit: LIMIT_BAD, cursor: CURSOR_BAD, state: ['bogus', ''], event_type: ['', 'x'.repeat(201)], endpoint_id: ['nope', '1'], since: ['yesterday', '2026-13-01T00:00:00Z'], until: ['x'] } },
+  { name: 'deliveries.redeliver', method: 'POST', path: (id) => `/api/admin/deliveries/${id}/redeliver`, idKind: 'uuid', id: () => ids.delivery, token: () => t.a, body: () => ({}), fields: {} },
+  { name: 'webhooks.receipt', method: 'GET', path: (id) => `/api/admin/deliveries/${id}/receipt`, idKind: 'uuid', id: () => ids.delivery, token: () => t.a, badQuery: {} },
+  { name: 'webhooks.stats', method: 'GET', path: (id) => `/api/admin/webhooks/${id}/stats`, idKind: 'uuid', id: () => ids.endpoint, token: () => t.a, badQuery: { window: ['1y', '', '24H'] } },
+  { name: 'events.explain', method: 'GET', path: (id) => `/api/admin/events/${id}/explain`, idKind: 'name', id: () => 'evt_a', token: () => t.a, badQuery: {} },
+  { name: 'webhooks.recover', method: 'POST', path: (id) => `/api/admin/webhooks/${id}/recover`, idKind: 'uuid', id: () => ids.endpoint, token: () => t.a,
+    body: () => ({ since: new Date(Date.now() - 3_600_000).toISOString(), dry_run: true }),
+    fields: {
+      since: { kind: 'iso', required: true, invalid: ['yesterday', '2026-02-30T00:00:00Z', '1999-01-01T00:00:00Z'] },
+      until: { kind: 'iso', invalid: ['2000-01-01T00:00:00Z', 'later'] },
+      dry_run: { kind: 'bool' },
+      cursor: { kind: 'string', max: 512, invalid: ['x', '!!!'] },
+    } },
+  { name: 'event_types.list', method: 'GET', path: () => '/api/operator/event_types', idKind: 'none', id: () => '', token: () => t.operator, badQuery: { exposure: ['public', ''] } },
+  { name: 'event_types.declare', method: 'POST', path: () => '/api/operator/event_types', idKind: 'none', id: () => '', token: () => t.operator,
+    body: () => ({ name: 'fuzz.declared', exposure: 'webhook' }),
+    fields: {
+      name: { kind: 'string', required: true, max: 200, invalid: ['webhook.test', 'webhook.endpoint.x', 'a..b', 'has space', 'order.created', 'booking.created'] },
+      exposure: { kind: 'string', required: true, invalid: ['public', ''] },
+      description: { kind: 'string', max: 500 },
+      group: { kind: 'string', max: 64, invalid: ['', '   '] },
+      schema: { kind: 'record', nullable: true, invalid: [{ type: 'no-such-type' }, { $ref: 'http://example.com/s' }] },
+    } },
+  { name: 'event_types.update', method: 'PATCH', path: (id) => `/api/operator/event_types/${id}`, idKind: 'name', id: () => 'order.created', token: () => t.operator,
+    body: () => ({ description: 'changed' }),
+    fields: {
+      description: { kind: 'string', max: 500 },
+      exposure: { kind: 'string', invalid: ['public'] },
+      schema: { kind: 'record', nullable: true, invalid: [{ type: 7 }] },
+    } },
+  { name: 'event_types.deprecate', method: 'POST', path: (id) => `/api/operator/event_types/${id}/deprecate`, idKind: 'name', id: () => 'order.created', token: () => t.operator,
+    body: () => ({ reason: 'replaced' }),
+    fields: { reason: { kind: 'string', max: 500 }, sunset_at: { kind: 'iso', invalid: ['soon', '2026-13-01T00:00:00Z'] } } },
+  { name: 'ledger.export', method: 'GET', path: () => '/api/operator/ledger/export', idKind: 'none', id: () => '', token: () => t.operator, badQuery: { from: ['x', '-1', '1e3'], to: ['y', ''] } },
+  { name: 'ledger.public_key', method: 'GET', path: () => '/api/operator/ledger/public_key', idKind: 'none', id: () => '', token: () => t.operator, badQuery: {} },
+  { name: 'ledger.checkpoint', method: 'POST', path: () => '/api/operator/ledger/checkpoints', idKind: 'none', id: () => '', token: () => t.operator, body: () => ({}), fields: {} },
+  { name: 'ledger.snapshot', method: 'POST', path: () => '/api/operator/ledger/snapshots', idKind: 'none', id: () => '', token: () => t.operator, body: () => ({}), fields: {} },
+  { name: 'ledger.verify', method: 'POST', path: () => '/api/operator/ledger/verify', idKind: 'none', id: () => '', token: () => t.operator,
+    body: () => ({ chain_only: true }),
+    fields: { chain_only: { kind: 'bool' }, full: { kind: 'bool' }, public_key: { kind: 'string', max: 200, invalid: ['nope', 'hlpk_short', 'a+b+c'] } } },
 ]
 
 const ROUTES: Route[] = [
@@ -412,7 +458,7 @@ const ROUTES: Route[] = [
     token: () => t.operator,
     body: () => ({}),
     fields: {},
-  },
+  },  ...MORE_ROUTES(),
 ]
 
 /** One malformed request and the category that made it so. */
@@ -767,10 +813,20 @@ beforeAll(async () => {
     token: t.b,
     body: { access_code_id: 'code_b' },
   })
+  const declared = await api.call('POST', '/api/operator/event_types', {
+    token: t.operator,
+    body: { name: 'order.created', exposure: 'webhook', schema: { type: 'object' } },
+  })
+  expect(declared.status, declared.text).toBe(201)
 })
 afterAll(() => database.close())
 
 describe('fuzz: malformed requests across every route', () => {
+  it('fuzzes every operation the registry serves over HTTP (a new route is added here, or this fails)', () => {
+    const served = OPERATIONS.filter((op) => op.http).map((op) => op.name).sort()
+    expect(ROUTES.map((r) => r.name).sort()).toEqual(served)
+  })
+
   it(`${REQUESTS} requests, seed ${SEED}: no 5xx, always problem+json, the database unchanged`, async () => {
     const r = prng(SEED)
     const before = await dbFingerprint(database.db)
