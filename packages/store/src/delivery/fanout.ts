@@ -1,9 +1,11 @@
 import { sql } from 'kysely'
 import {
+  catalogWithDeclared,
   decideScope,
   fanoutEntries,
   isRawSubject,
   type EndpointRow,
+  type DeclaredEventType,
   type EventCatalog,
   type LedgerEntry,
 } from '@hookledger/core'
@@ -11,7 +13,7 @@ import type { Db } from '../database/database.js'
 import type { ThinEvent } from './delivery-claim.js'
 import { endpointsLockShared } from './endpoint-queue.js'
 import { ledgerWrite } from '../ledger-write.js'
-import { eventCatalogRead } from '../event-types.js'
+import { EVENT_TYPE_COLUMNS } from '../event-types.js'
 
 /**
  * Port: may this embed's endpoint see this event? Asked once per event and endpoint, never
@@ -52,6 +54,23 @@ interface EventRow extends ThinEvent {
   owner_id: string
 }
 
+/** An event to fan out, and its type's declared row when it has one (`t_name` null otherwise). */
+type EventWithDeclared = EventRow & { [K in keyof DeclaredEventType as `t_${K}`]: DeclaredEventType[K] | null }
+
+/** The declared rows among the joined ones, once each. */
+function declaredOf(rows: readonly EventWithDeclared[]): DeclaredEventType[] {
+  const byName = new Map<string, DeclaredEventType>()
+  for (const r of rows) {
+    if (r.t_name === null || byName.has(r.t_name)) continue
+    byName.set(r.t_name, {
+      name: r.t_name, description: r.t_description!, exposure: r.t_exposure!, group: r.t_group!, schema: r.t_schema,
+      deprecated_at: r.t_deprecated_at, deprecation_reason: r.t_deprecation_reason, sunset_at: r.t_sunset_at,
+      declared_at: r.t_declared_at!, updated_at: r.t_updated_at!,
+    })
+  }
+  return [...byName.values()]
+}
+
 /**
  * Fans out up to `limit` new events, each in the same transaction as its deliveries: for each
  * event, one delivery per enabled endpoint of the owner whose globs match and whose scope
@@ -63,15 +82,27 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
   const { now, actor } = params
   const internal = new Map<string, number>()
   const result = await db.transaction().execute(async (trx) => {
-    const events = (
-      await sql<EventRow>`
-        select owner_id, id, type, subject, occurred_at, data from events
-        where fanned_out_at is null order by published_at, id limit ${params.limit ?? 50}
-        for update skip locked
+    // The batch and the declared rows of its types in one statement (no round trip of its own
+    // for the catalog): the catalog the publisher checked, as this transaction sees it.
+    const joined = (
+      await sql<EventWithDeclared>`
+        with batch as materialized (
+          select owner_id, id, type, subject, occurred_at, data, published_at from events
+          where fanned_out_at is null order by published_at, id limit ${params.limit ?? 50}
+          for update skip locked
+        )
+        select b.owner_id, b.id, b.type, b.subject, b.occurred_at, b.data,
+               t.name as t_name, t.description as t_description, t.exposure as t_exposure, t."group" as t_group,
+               t.schema as t_schema, t.deprecated_at as t_deprecated_at, t.deprecation_reason as t_deprecation_reason,
+               t.sunset_at as t_sunset_at, t.declared_at as t_declared_at, t.updated_at as t_updated_at
+        from batch b
+        left join lateral (select ${EVENT_TYPE_COLUMNS} from event_types where name = b.type) t on true
+        order by b.published_at, b.id
       `.execute(trx)
     ).rows
-    if (events.length === 0) return { events: 0, enqueued: 0 }
-    const catalog = await eventCatalogRead(trx, params.catalog, events.map((e) => e.type))
+    if (joined.length === 0) return { events: 0, enqueued: 0 }
+    const events: EventRow[] = joined.map((r) => ({ owner_id: r.owner_id, id: r.id, type: r.type, subject: r.subject, occurred_at: r.occurred_at, data: r.data }))
+    const catalog = catalogWithDeclared(params.catalog, declaredOf(joined))
     const owners = [...new Set(events.map((e) => e.owner_id))]
     const endpoints = (
       await sql<EndpointRow>`
