@@ -40,6 +40,21 @@ export async function cycleBreakdown(db: Db): Promise<Record<string, number>> {
   return Object.fromEntries(Object.entries(r).map(([k, v]) => [k, round(Number(v), 1)]))
 }
 
+/** Deliveries completed per second over the drain, in `bucketMs` buckets from its first claim: [seconds, per second]. */
+export async function drainTimeline(db: Db, bucketMs = 250): Promise<[number, number][]> {
+  const rows = (
+    await sql<{ t: number; n: number }>`
+      with done as (
+        select occurred_at from ledger
+        where kind = 'delivery.completed' or (kind = 'delivery.attempted' and payload ? 'completes')
+      ), start as (select min(occurred_at) as t0 from ledger where kind = 'delivery.claimed')
+      select floor(extract(epoch from d.occurred_at - s.t0) * 1000 / ${bucketMs})::int as t, count(*)::int as n
+      from done d, start s group by 1 order by 1
+    `.execute(db)
+  ).rows
+  return rows.map((r) => [round(((r.t + 1) * bucketMs) / 1000, 2), Math.round((r.n * 1000) / bucketMs)])
+}
+
 export async function resetStatements(db: Db): Promise<void> {
   await sql`create extension if not exists pg_stat_statements`.execute(db)
   await sql`select pg_stat_statements_reset()`.execute(db)

@@ -5,7 +5,7 @@
  * chain-off drains before and after it (warm-up and machine noise fall on both sides).
  */
 import { ceilingAround } from './ceiling.js'
-import { cycleBreakdown } from './drain-diagnostics.js'
+import { cycleBreakdown, drainTimeline } from './drain-diagnostics.js'
 import { runDrain } from './drain-run.js'
 import type { ScenarioContext, ScenarioOutput } from './harness.js'
 import { CHECKPOINT_INTERVAL_MS, POOL_SIZE, cfg, targets } from './settings.js'
@@ -20,6 +20,7 @@ export async function drainScenario({ env, progress }: ScenarioContext): Promise
   const withFanout = r.total / ((r.fanoutMs + r.spanMs) / 1000)
   shared.drainWithFanoutPerSec = withFanout
   const cycle = await cycleBreakdown(r.bdb.admin)
+  const timeline = await drainTimeline(r.bdb.admin)
   progress.phase('ceiling again, after the drain')
   const { before, after, ceiling } = await ceilingAround(env)
   const ratio = r.perSec / ceiling
@@ -49,6 +50,7 @@ export async function drainScenario({ env, progress }: ScenarioContext): Promise
       avg_settle_batch: round(total / r.settles, 1),
       lease_busy_snoozes: r.busy,
       cycle_median_ms: cycle,
+      timeline_per_sec: timeline,
       writes: r.writes,
       event_loop_delay_ms: { p50: round(r.loopDelay.p50, 1), p99: round(r.loopDelay.p99, 1) },
       cpu,

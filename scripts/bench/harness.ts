@@ -13,7 +13,8 @@ import { createDb, DEFAULT_DB_SCHEMA, installRoleNames, migrateToLatest, roleUrl
 import { openEmbeddedDatabase, type EmbeddedDatabase } from '@hookledger/embedded'
 import { CpuMeter } from './cpu-meter.js'
 import { Receiver } from './receiver.js'
-import { EXPLAIN_MS, ONLY, PG_SETTINGS, POOL_SIZE, QUICK, RESULTS_DIR, SCALE, cfg, targets } from './settings.js'
+import { CHARTS_DIR, EXPLAIN_MS, ONLY, PG_SETTINGS, POOL_SIZE, QUICK, RESULTS_DIR, ROOT, SCALE, cfg, targets } from './settings.js'
+import { writeBenchCharts } from './charts/bench-charts.js'
 import { Progress, log, round } from './util.js'
 
 export interface Env {
@@ -208,6 +209,9 @@ export async function benchRun(body: (env: Env) => Promise<void>): Promise<numbe
     // run, so the quick run of `npm test` does not hide the last full one.
     writeFileSync(path.join(RESULTS_DIR, 'latest.json'), report)
     if (!ONLY) writeFileSync(path.join(RESULTS_DIR, `${QUICK ? 'quick' : 'full'}.json`), report)
+    const when = `${QUICK ? 'quick' : 'full'} run ${new Date().toISOString().slice(0, 10)}, ${availableParallelism()} cores, load ${load[0]!.toFixed(1)}`
+    const charts = writeBenchCharts(results, when, [path.join(RESULTS_DIR, 'charts'), ...(CHARTS_DIR ? [path.resolve(ROOT, CHARTS_DIR)] : [])])
+    if (charts.length > 0) process.stderr.write(`[bench] charts: ${charts.map((f) => path.relative(ROOT, f)).join(', ')}\n`)
     return results.every((r) => r.ok) ? 0 : 1
   } finally {
     await receiver?.stop().catch(() => {})

@@ -2,6 +2,7 @@
  * Scenario `latency`: 200 events/s for 30 s, each to one endpoint of its own tenant (50), from
  * a publisher with its own pool as the API process would have: publish → receiver arrival.
  */
+import { histogramBins } from './charts/svg-charts.js'
 import pg from 'pg'
 import { createDb } from '@hookledger/store'
 import { createEndpoints, eventId, newDispatcher, newTransport, publish, replayClean, waitCompleted } from './fixtures.js'
@@ -94,6 +95,8 @@ export async function latencyScenario({ env, progress }: ScenarioContext): Promi
         p99_ms: round(p99),
         max_ms: round(max),
         min_ms: round(latencies[0]!),
+        // For the latency chart: 40 bins up to the 99.5th percentile.
+        histogram: histogramBins(latencies, 40, 0.995),
         clock_skew_ms: skew.skewMs,
         ipc_rtt_ms: skew.rttMs,
         replay_differences: replay.differencesTotal,

@@ -20,6 +20,8 @@ export const PROFILE = argv.includes('--profile')
 export const EXPLAIN_MS = argv.find((a) => a.startsWith('--explain='))?.slice('--explain='.length) ?? null
 /** Diagnostics: print where the replay of the drain's ledger spends its time. */
 export const REPLAY_PHASES = argv.includes('--replay-phases')
+/** Also write the SVG charts here (relative to the checkout), e.g. `--charts=docs/bench` after a full run. */
+export const CHARTS_DIR = argv.find((a) => a.startsWith('--charts='))?.slice('--charts='.length) ?? null
 export const SCALE = QUICK ? 1 / 50 : 1
 export const scaled = (n: number, min = 1) => Math.max(min, Math.round(n * SCALE))
 
