@@ -18,6 +18,7 @@
  *   drain-off        the drain, chain off again (full run only): chain on ÷ off
  *   drain-v1a        the drain with every endpoint on v1a (ed25519) vs v1 (HMAC), same run
  *   latency          200 events/s for 30 s, one endpoint each (50 endpoints): publish -> arrival
+ *   soak             only with --soak=SECONDS: 70 % of the drain rate, sizes/dead tuples/p99 sampled
  *   claim            one claim of 64 with 10k vs 1M due deliveries (+100k completed), synthetic rows
  *   claim-endpoints  one claim of 64 at 100 endpoints vs 100,000 (99,900 idle, 1,000 deleted)
  *   drain-idle       10,000 deliveries to 100 endpoints, with 10,000 idle endpoints beside vs without
@@ -59,6 +60,7 @@ import { publishManyScenario } from './bench/publish-many.js'
 import { replayScenario } from './bench/replay.js'
 import { sealScenario } from './bench/seal.js'
 import { serveDrainScenario } from './bench/serve-drain.js'
+import { SOAK_SECONDS, soakScenario } from './bench/soak.js'
 import { QUICK } from './bench/settings.js'
 import { shared } from './bench/shared.js'
 
@@ -86,6 +88,8 @@ const code = await benchRun(async (env) => {
   await runScenario(env, 'peer', peerScenario)
   await runScenario(env, 'serve-drain', serveDrainScenario)
   await runScenario(env, 'history', historyScenario)
+  // Only when asked (--soak=SECONDS): an hour is outside any test run.
+  if (SOAK_SECONDS !== null) await runScenario(env, 'soak', soakScenario)
 }).catch((err: unknown) => {
   process.stderr.write(`[bench] fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
   return 1
