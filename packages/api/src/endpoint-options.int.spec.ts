@@ -68,7 +68,8 @@ describe('custom headers', () => {
     h.receiver.answer({ status: 500 })
     await publish()
     h.clock.advance(6_000)
-    h.receiver.answer({ status: 204 })
+    // A receiver that echoes its request back (body and a header): the ledger keeps neither value.
+    h.receiver.answer((req) => ({ status: 200, headers: { 'x-echo': String(req.headers['x-api-key']) }, body: JSON.stringify({ got: req.headers['x-api-key'] }) }))
     await h.step()
     expect(h.receiver.requests.length).toBeGreaterThanOrEqual(3)
     for (const req of h.receiver.requests) {

@@ -3,6 +3,7 @@ import {
   classifyAttempt,
   DEFAULT_FOLLOW_REDIRECTS,
   endpointCustomHeaders,
+  withoutEchoedSecrets,
   signEndpointAttempt,
   thinEventBody,
   type AttemptResult,
@@ -59,11 +60,12 @@ export async function executeDelivery(claimed: ClaimedDelivery, deps: ExecutorDe
   const timeoutMs = deps.jobTimeoutMs ?? JOB_TIMEOUT_MS
   const job = new AbortController()
   let timer: NodeJS.Timeout | undefined
+  const custom = endpointCustomHeaders(endpoint, deps.secretBox)
   const result = await Promise.race([
     deps.transport.post({
       url: endpoint.url,
       // The endpoint's own headers, then the signature's (the header rule refuses their names anyway).
-      headers: { ...endpointCustomHeaders(endpoint, deps.secretBox), ...signed.headers },
+      headers: { ...custom, ...signed.headers },
       followRedirects: endpoint.follow_redirects ?? DEFAULT_FOLLOW_REDIRECTS,
       body,
       signal: job.signal,
@@ -76,7 +78,9 @@ export async function executeDelivery(claimed: ClaimedDelivery, deps: ExecutorDe
       }, timeoutMs)
     }),
   ]).finally(() => clearTimeout(timer))
-  const facts = {
+  // A receiver that echoes its request back must not put a secret header's value in the ledger.
+  const secretValues = Object.keys(endpoint.secret_headers_sealed ?? {}).map((name) => custom[name]!).filter((v) => v !== undefined)
+  const facts = withoutEchoedSecrets({
     started_at: now,
     duration_ms: result.durationMs,
     status_code: result.kind === 'response' ? result.status : null,
@@ -86,6 +90,6 @@ export async function executeDelivery(claimed: ClaimedDelivery, deps: ExecutorDe
     ...(result.kind === 'response' && result.bodyExcerpt ? { response_excerpt: result.bodyExcerpt } : {}),
     ...(result.kind === 'response' && result.headers ? { response_headers: result.headers } : {}),
     ...(result.kind === 'response' && result.bodyTruncated ? { response_truncated: true } : {}),
-  }
+  }, secretValues)
   return { delivery, endpoint, actor: deps.actor, result, outcome: classifyAttempt(delivery, result, facts, deps.clock.now(), deps.snoozeBudget) }
 }

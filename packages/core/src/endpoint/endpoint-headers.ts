@@ -168,3 +168,28 @@ export function endpointCustomHeaders(
   }
   return out
 }
+
+/** What stands in a receiver's answer where it echoed a secret header's value back. */
+export const ECHOED_SECRET_MASK = '[secret header value]'
+
+/**
+ * The answer as the ledger may keep it: every occurrence of a secret header's value (a
+ * receiver that echoes its request back) replaced by ECHOED_SECRET_MASK, in the body excerpt
+ * and in each kept response header. Values shorter than 4 characters are not searched for
+ * (they would mask ordinary text; the header rule accepts them, they protect little anyway).
+ */
+export function withoutEchoedSecrets<T extends { response_excerpt?: string; response_headers?: Readonly<Record<string, string>> }>(
+  facts: T,
+  secretValues: readonly string[],
+): T {
+  const secrets = secretValues.filter((v) => v.length >= 4).sort((a, b) => b.length - a.length)
+  if (secrets.length === 0) return facts
+  const scrub = (text: string) => secrets.reduce((t, v) => t.split(v).join(ECHOED_SECRET_MASK), text)
+  return {
+    ...facts,
+    ...(facts.response_excerpt !== undefined ? { response_excerpt: scrub(facts.response_excerpt) } : {}),
+    ...(facts.response_headers !== undefined
+      ? { response_headers: Object.fromEntries(Object.entries(facts.response_headers).map(([k, v]) => [k, scrub(v)])) }
+      : {}),
+  }
+}
