@@ -60,8 +60,8 @@ import { publishManyScenario } from './bench/publish-many.js'
 import { replayScenario } from './bench/replay.js'
 import { sealScenario } from './bench/seal.js'
 import { serveDrainScenario } from './bench/serve-drain.js'
-import { SOAK_SECONDS, soakScenario } from './bench/soak.js'
-import { QUICK } from './bench/settings.js'
+import { soakScenario } from './bench/soak.js'
+import { QUICK, SOAK_SECONDS } from './bench/settings.js'
 import { shared } from './bench/shared.js'
 
 const code = await benchRun(async (env) => {

@@ -8,6 +8,15 @@ import type { Db } from '@hookledger/store'
 import { log, round } from './util.js'
 
 /**
+ * The ledger rows that complete a delivery, in either ledger format (1: `delivery.completed`;
+ * 2: the 2xx attempt itself, `completes`), for the rows aliased `alias` (or unaliased).
+ */
+export const isCompletion = (alias = '') => {
+  const c = alias ? `${alias}.` : ''
+  return sql.raw(`(${c}kind = 'delivery.completed' or (${c}kind = 'delivery.attempted' and ${c}payload ? 'completes'))`)
+}
+
+/**
  * Where one endpoint's cycle goes, from the ledger (medians, ms): claim → POST start (the claim
  * transaction and the launch), the POST, POST end → settle (batching), settle → the endpoint's
  * next claim (the settle transaction and the producer's next pass).
@@ -20,7 +29,7 @@ export async function cycleBreakdown(db: Db): Promise<Record<string, number>> {
           max(l.occurred_at) filter (where l.kind = 'delivery.claimed') as claimed,
           max((l.payload->>'started_at')::timestamptz) filter (where l.kind = 'delivery.attempted') as started,
           max((l.payload->>'duration_ms')::int) filter (where l.kind = 'delivery.attempted') as post_ms,
-          max(l.occurred_at) filter (where l.kind = 'delivery.completed' or (l.kind = 'delivery.attempted' and l.payload ? 'completes')) as settled
+          max(l.occurred_at) filter (where ${isCompletion('l')}) as settled
         from ledger l where l.delivery_id is not null group by l.delivery_id, l.endpoint_id
       ), n as (
         select *, lead(claimed) over (partition by endpoint_id order by claimed) as next_claimed from c
@@ -46,7 +55,7 @@ export async function drainTimeline(db: Db, bucketMs = 250): Promise<[number, nu
     await sql<{ t: number; n: number }>`
       with done as (
         select occurred_at from ledger
-        where kind = 'delivery.completed' or (kind = 'delivery.attempted' and payload ? 'completes')
+        where ${isCompletion()}
       ), start as (select min(occurred_at) as t0 from ledger where kind = 'delivery.claimed')
       select floor(extract(epoch from d.occurred_at - s.t0) * 1000 / ${bucketMs})::int as t, count(*)::int as n
       from done d, start s group by 1 order by 1

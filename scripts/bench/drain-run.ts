@@ -17,7 +17,7 @@ import { DatabaseClock, createPgNotifier, type Db } from '@hookledger/store'
 import { ledgerSeal, ledgerSealState } from '@hookledger/ledger'
 import { Dispatcher, LedgerSealerLoop } from '@hookledger/worker'
 import { attemptTimeoutsOf, loadConfig, snoozeBudgetOf } from '@hookledger/server'
-import { startProfile, topStatements, resetStatements } from './drain-diagnostics.js'
+import { isCompletion, startProfile, topStatements, resetStatements } from './drain-diagnostics.js'
 import { startBenchWitness } from './bench-witness.js'
 import { tableWritesMark, tableWritesSince } from './table-writes.js'
 import { bulkCreateEndpoints, countCompleted, countStates, createEndpoints, eventId, newDispatcher, newTransport, publish, waitCompleted } from './fixtures.js'
@@ -224,9 +224,9 @@ async function drainSpan(db: Db) {
   return (
     await sql<{ first_claim: Date; last_settle: Date; claims: string; settles: string; busy: string }>`
       select min(occurred_at) filter (where kind = 'delivery.claimed') as first_claim,
-             max(occurred_at) filter (where kind = 'delivery.completed' or (kind = 'delivery.attempted' and payload ? 'completes')) as last_settle,
+             max(occurred_at) filter (where ${isCompletion()}) as last_settle,
              count(distinct occurred_at) filter (where kind = 'delivery.claimed') as claims,
-             count(distinct occurred_at) filter (where kind = 'delivery.completed' or (kind = 'delivery.attempted' and payload ? 'completes')) as settles,
+             count(distinct occurred_at) filter (where ${isCompletion()}) as settles,
              count(*) filter (where kind = 'delivery.lease_busy') as busy
       from ledger
     `.execute(db)

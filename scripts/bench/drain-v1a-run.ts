@@ -7,6 +7,7 @@
  * Self-contained: bench.ts passes its helpers in (`V1aBenchDeps`), so this file does not depend
  * on how bench.ts is split.
  */
+import { isCompletion } from './drain-diagnostics.js'
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import {
@@ -95,7 +96,7 @@ async function drainWith(deps: V1aBenchDeps, scheme: SignatureScheme, name: stri
     const span = (
       await sql<{ first_claim: Date; last_settle: Date }>`
         select min(occurred_at) filter (where kind = 'delivery.claimed') as first_claim,
-               max(occurred_at) filter (where kind = 'delivery.completed' or (kind = 'delivery.attempted' and payload ? 'completes')) as last_settle
+               max(occurred_at) filter (where ${isCompletion()}) as last_settle
         from ledger
       `.execute(db)
     ).rows[0]!

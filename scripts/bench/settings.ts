@@ -22,6 +22,16 @@ export const EXPLAIN_MS = argv.find((a) => a.startsWith('--explain='))?.slice('-
 export const REPLAY_PHASES = argv.includes('--replay-phases')
 /** Also write the SVG charts here (relative to the checkout), e.g. `--charts=docs/bench` after a full run. */
 export const CHARTS_DIR = argv.find((a) => a.startsWith('--charts='))?.slice('--charts='.length) ?? null
+/** `--soak=SECONDS`: run the soak scenario (null: not asked for; at least 10 s). */
+export const SOAK_SECONDS = (() => {
+  const v = argv.find((a) => a.startsWith('--soak='))?.slice('--soak='.length)
+  return v === undefined ? null : Math.max(10, Number(v) || 0)
+})()
+/** `--soak-rate=N` deliveries/s (null: 70 % of this run's drain). */
+export const SOAK_RATE = (() => {
+  const n = Number(argv.find((a) => a.startsWith('--soak-rate='))?.slice('--soak-rate='.length))
+  return Number.isFinite(n) && n > 0 ? n : null
+})()
 export const SCALE = QUICK ? 1 / 50 : 1
 export const scaled = (n: number, min = 1) => Math.max(min, Math.round(n * SCALE))
 

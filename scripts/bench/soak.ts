@@ -16,17 +16,11 @@ import { sql } from 'kysely'
 import { createDb, type Db } from '@hookledger/store'
 import { createEndpoints, eventId, newDispatcher, newTransport, publish } from './fixtures.js'
 import { freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
-import { POOL_SIZE } from './settings.js'
+import { POOL_SIZE, SOAK_RATE, SOAK_SECONDS } from './settings.js'
+import { isCompletion } from './drain-diagnostics.js'
 import { shared } from './shared.js'
 import { round, sleep } from './util.js'
 
-const argv = process.argv.slice(2)
-/** `--soak=SECONDS`: run the soak (null: not asked for). */
-export const SOAK_SECONDS = (() => {
-  const v = argv.find((a) => a.startsWith('--soak='))?.slice('--soak='.length)
-  return v === undefined ? null : Math.max(10, Number(v) || 0)
-})()
-const RATE_ARG = Number(argv.find((a) => a.startsWith('--soak-rate='))?.slice('--soak-rate='.length) ?? NaN)
 const ENDPOINTS = 100
 const HOT = ['endpoints', 'endpoint_queue'] as const
 const HISTORY = ['delivery_states', 'delivery_origins', 'events'] as const
@@ -61,7 +55,7 @@ async function sample(db: Db, atS: number, since: Date, published: number): Prom
     await sql<{ p99: number | null }>`
       select percentile_cont(0.99) within group (order by extract(epoch from l.occurred_at - e.published_at) * 1000) as p99
       from ledger l join events e on e.owner_id = l.owner_id and e.id = l.event_id
-      where l.kind = 'delivery.attempted' and l.payload ? 'completes' and l.occurred_at >= ${since}
+      where ${isCompletion('l')} and l.occurred_at >= ${since}
     `.execute(db)
   ).rows[0]!.p99
   const completed = Number((await sql<{ n: string }>`select count(*) as n from delivery_states where state = 'completed'`.execute(db)).rows[0]!.n)
@@ -80,7 +74,7 @@ const total = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a
 
 export async function soakScenario({ env, progress }: ScenarioContext): Promise<ScenarioOutput> {
   const seconds = SOAK_SECONDS ?? 60
-  const rate = Number.isFinite(RATE_ARG) && RATE_ARG > 0 ? RATE_ARG : Math.round(0.7 * (shared.drainPerSec ?? 1_000))
+  const rate = SOAK_RATE ?? Math.round(0.7 * (shared.drainPerSec ?? 1_000))
   const bdb = await freshDatabase(env, 'bench_soak')
   const { db, url } = bdb
   const pubDb = createDb(new pg.Pool({ connectionString: url, max: POOL_SIZE }))

@@ -79,7 +79,7 @@ export async function executeDelivery(claimed: ClaimedDelivery, deps: ExecutorDe
     }),
   ]).finally(() => clearTimeout(timer))
   // A receiver that echoes its request back must not put a secret header's value in the ledger.
-  const secretValues = Object.keys(endpoint.secret_headers_sealed ?? {}).map((name) => custom[name]!).filter((v) => v !== undefined)
+  const secretValues = Object.keys(endpoint.secret_headers_sealed ?? {}).flatMap((name) => custom[name] ?? [])
   const facts = withoutEchoedSecrets({
     started_at: now,
     duration_ms: result.durationMs,

@@ -2,7 +2,6 @@ import {
   JOB_TIMEOUT_MS,
   databaseRetryDelayMs,
   leaseLeftToSend,
-  pipelinedSendAllowed,
   silentLogger,
   type Clock,
   type EventCatalog,
@@ -26,7 +25,8 @@ import {
 import { DatabaseHealth } from './database-health.js'
 import { maintenancePass, scheduleMaintenance, type MaintenanceReport } from './dispatcher-maintenance.js'
 import { silentObserver, type DispatcherObserver } from './dispatcher-observer.js'
-import { executeDelivery } from './delivery-executor.js'
+import { executeDelivery, type ExecutorDeps } from './delivery-executor.js'
+import { endpointTurn } from './endpoint-turn.js'
 import { SettleBatcher } from './settle-batcher.js'
 
 export const CONCURRENCY_DEFAULT = 64
@@ -297,7 +297,8 @@ export class Dispatcher {
       return
     }
     // The slot stays taken until the endpoint has nothing more for it: the settle buffer is bounded by it.
-    const p: Promise<void> = this.#endpointTurn(c)
+    const turn = { clock: this.#o.clock, jobTimeoutMs: this.#jobTimeoutMs, actor: this.#actor, settler: this.#settler, post: (claim: ClaimedDelivery) => this.#post(claim), running: () => this.#running }
+    const p: Promise<void> = endpointTurn(c, turn)
       .catch((err) => this.#log.error({ err, delivery_id: c.delivery.id }, 'executor:error'))
       .finally(() => {
         this.#inflight.delete(p)
@@ -310,65 +311,24 @@ export class Dispatcher {
     return this.#o.jobTimeoutMs ?? JOB_TIMEOUT_MS
   }
 
-  /** Starts one attempt, tracked until answered (shutdown waits for these, not for their settles). */
-  #post(c: ClaimedDelivery): Promise<Settlement> {
-    const posting = executeDelivery(c, {
+  /** How an attempt is made: the same for the running loop and `runOnce`. */
+  get #executorDeps(): ExecutorDeps {
+    return {
       clock: this.#o.clock,
       transport: this.#o.transport,
       secretBox: this.#o.secretBox,
       actor: this.#actor,
       ...(this.#o.jobTimeoutMs !== undefined ? { jobTimeoutMs: this.#o.jobTimeoutMs } : {}),
       ...(this.#o.snoozeBudget !== undefined ? { snoozeBudget: this.#o.snoozeBudget } : {}),
-    })
-    const posted = posting.then((s) => s.result && this.#observer.attempted(s.result), () => {}).finally(() => this.#posting.delete(posted))
-    this.#posting.add(posted)
-    return posting
-  }
-
-  /**
-   * One endpoint's turn in a slot: POST, settle, and on to the next due delivery the settle
-   * claimed for it, until it has none. After a 2xx the delivery after it (read by the claim) is
-   * sent at once, beside the settle, which claims it — so an endpoint's cycle is the longer of
-   * its POST and its settle, not their sum. Still one request in flight per endpoint: the next
-   * starts only when the one before has answered.
-   */
-  async #endpointTurn(first: ClaimedDelivery): Promise<void> {
-    let current = first
-    let posting = this.#post(first)
-    for (;;) {
-      const settlement = await posting
-      const ahead = this.#sendAhead(current, settlement)
-      const next = await this.#settler.add(settlement, { chain: this.#running, following: current.following, started: ahead !== null })
-      if (ahead && next?.delivery.id === ahead.claim.delivery.id) {
-        current = next
-        posting = ahead.posting.then((s) => ({ ...s, delivery: next.delivery, endpoint: next.endpoint }))
-        continue
-      }
-      if (ahead) {
-        // Its claim did not hold (the endpoint was disabled or deleted meanwhile): the answer
-        // is still recorded, as settle_dropped, under the lease it was sent in.
-        const { endpoint: _unclaimed, ...sent } = await ahead.posting
-        await this.#settler.add({ ...sent, delivery: { ...sent.delivery, claimed_by: this.#actor, lease_until: current.delivery.lease_until } })
-        return
-      }
-      if (!next) return
-      current = next
-      posting = this.#post(next)
     }
   }
 
-  /** Sends the endpoint's following delivery now, if the answer and the lease allow (core `pipelinedSendAllowed`). */
-  #sendAhead(current: ClaimedDelivery, answered: Settlement): { claim: ClaimedDelivery; posting: Promise<Settlement> } | null {
-    if (!current.following || !this.#running) return null
-    const allowed = pipelinedSendAllowed({
-      answeredCompleted: answered.outcome.type === 'completed',
-      leaseUntil: current.delivery.lease_until!,
-      now: this.#o.clock.now(),
-      jobTimeoutMs: this.#jobTimeoutMs,
-    })
-    if (!allowed) return null
-    const claim: ClaimedDelivery = { delivery: current.following.delivery, endpoint: current.endpoint, event: current.following.event }
-    return { claim, posting: this.#post(claim) }
+  /** Starts one attempt, tracked until answered (shutdown waits for these, not for their settles). */
+  #post(c: ClaimedDelivery): Promise<Settlement> {
+    const posting = executeDelivery(c, this.#executorDeps)
+    const posted = posting.then((s) => s.result && this.#observer.attempted(s.result), () => {}).finally(() => this.#posting.delete(posted))
+    this.#posting.add(posted)
+    return posting
   }
 
   /** Fans out every waiting event. */
@@ -404,18 +364,7 @@ export class Dispatcher {
       actor: this.#actor,
       ...(this.#leaseMs !== undefined ? { leaseMs: this.#leaseMs } : {}),
     })
-    const settlements = await Promise.all(
-      claimed.map((c) =>
-        executeDelivery(c, {
-          clock: this.#o.clock,
-          transport: this.#o.transport,
-          secretBox: this.#o.secretBox,
-          actor: this.#actor,
-          ...(this.#o.jobTimeoutMs !== undefined ? { jobTimeoutMs: this.#o.jobTimeoutMs } : {}),
-          ...(this.#o.snoozeBudget !== undefined ? { snoozeBudget: this.#o.snoozeBudget } : {}),
-        }),
-      ),
-    )
+    const settlements = await Promise.all(claimed.map((c) => executeDelivery(c, this.#executorDeps)))
     await Promise.all(settlements.map((s) => this.#settler.add(s)))
     await this.#settler.flush()
     return {

@@ -65,6 +65,22 @@ export interface DeliveryClaimResult {
   readonly entries: readonly LedgerEntry[]
 }
 
+/** The event columns read beside a delivery row (`ev`: the events row joined to it). */
+export const HEAD_EVENT_COLUMNS = sql.raw(
+  'ev.id as ev_id, ev.type as ev_type, ev.subject as ev_subject, ev.occurred_at as ev_occurred_at, ev.data as ev_data',
+)
+
+/** A delivery row read with HEAD_EVENT_COLUMNS, split into the row and its event (null when pruned). */
+export function deliveryWithEvent<R extends DeliveryRow & HeadEvent>({ ev_id, ev_type, ev_subject, ev_occurred_at, ev_data, ...rest }: R): {
+  delivery: Omit<R, keyof HeadEvent>
+  event: ThinEvent | null
+} {
+  return {
+    delivery: rest,
+    event: ev_id === null ? null : { id: ev_id, type: ev_type!, subject: ev_subject!, occurred_at: ev_occurred_at!, data: ev_data! },
+  }
+}
+
 /** A locked due delivery and its event (null when the event was pruned). */
 export interface LockedHead {
   readonly delivery: DeliveryRow
@@ -81,8 +97,7 @@ export interface LockedHead {
 async function lockHeads(trx: Trx, heads: RawBuilder<unknown>, now: Date): Promise<LockedHead[]> {
   const locked = await sql<DeliveryRow & HeadEvent & { nth: number }>`
     with heads as materialized (${heads})
-    select ${DELIVERY_ROW_COLUMNS}, heads.nth::int as nth, ev.id as ev_id, ev.type as ev_type, ev.subject as ev_subject,
-           ev.occurred_at as ev_occurred_at, ev.data as ev_data
+    select ${DELIVERY_ROW_COLUMNS}, heads.nth::int as nth, ${HEAD_EVENT_COLUMNS}
     from heads
     cross join lateral (
       select * from delivery_states s
@@ -94,11 +109,10 @@ async function lockHeads(trx: Trx, heads: RawBuilder<unknown>, now: Date): Promi
     order by s.next_attempt_at, s.id
     for update of s skip locked
   `.execute(trx)
-  return locked.rows.map(({ ev_id, ev_type, ev_subject, ev_occurred_at, ev_data, nth, ...delivery }) => ({
-    delivery,
-    nth,
-    event: ev_id === null ? null : { id: ev_id, type: ev_type!, subject: ev_subject!, occurred_at: ev_occurred_at!, data: ev_data! },
-  }))
+  return locked.rows.map((row) => {
+    const { delivery: { nth, ...delivery }, event } = deliveryWithEvent(row)
+    return { delivery, nth, event }
+  })
 }
 
 /** An endpoint's due deliveries in claim order, at most two: its head and the one after it. */

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { DeliveryRow } from '@hookledger/core'
 import { DELIVERY_ROW_COLUMNS } from './delivery-row-sql.js'
-import type { FollowingDelivery } from './delivery-claim.js'
+import { HEAD_EVENT_COLUMNS, deliveryWithEvent, type FollowingDelivery } from './delivery-claim.js'
 
 /**
  * For the one-call settle (`ledgerWrite`'s `alongside`): each claimed delivery's endpoint's
@@ -11,8 +11,7 @@ import type { FollowingDelivery } from './delivery-claim.js'
  */
 export function followingAlongside(claimed: readonly Pick<DeliveryRow, 'id' | 'endpoint_id'>[], now: Date): RawBuilder<unknown> {
   return sql`
-    select ${DELIVERY_ROW_COLUMNS}, ev.id as ev_id, ev.type as ev_type, ev.subject as ev_subject,
-           ev.occurred_at as ev_occurred_at, ev.data as ev_data
+    select ${DELIVERY_ROW_COLUMNS}, ${HEAD_EVENT_COLUMNS}
     from unnest(${claimed.map((d) => d.endpoint_id)}::uuid[], ${claimed.map((d) => d.id)}::uuid[]) as c(endpoint_id, id)
     cross join lateral (
       select d.id from delivery_states d
@@ -25,18 +24,12 @@ export function followingAlongside(claimed: readonly Pick<DeliveryRow, 'id' | 'e
   `
 }
 
-/** The rows `followingAlongside` read, by endpoint id. */
+/** The rows `followingAlongside` read, by endpoint id (its inner join on events: none is pruned). */
 export function followingFromRows(rows: readonly Record<string, unknown>[]): Map<string, FollowingDelivery> {
   const out = new Map<string, FollowingDelivery>()
-  for (const r of rows) {
-    const { ev_id, ev_type, ev_subject, ev_occurred_at, ev_data, ...delivery } = r as unknown as DeliveryRow & {
-      ev_id: string
-      ev_type: string
-      ev_subject: string
-      ev_occurred_at: Date
-      ev_data: Record<string, unknown>
-    }
-    out.set(delivery.endpoint_id, { delivery, event: { id: ev_id, type: ev_type, subject: ev_subject, occurred_at: ev_occurred_at, data: ev_data } })
+  for (const row of rows) {
+    const { delivery, event } = deliveryWithEvent(row as unknown as Parameters<typeof deliveryWithEvent>[0])
+    out.set(delivery.endpoint_id, { delivery, event: event! })
   }
   return out
 }

@@ -209,7 +209,7 @@ async function settle(
   // A recovered endpoint's deliveries held back by its failing cool-down are due now (a recovery
   // always takes the transaction, above).
   const recovered = entries.filter((e) => e.kind === 'endpoint.recovered').map((e) => e.endpoint_id!)
-  const heldBack = recovered.length === 0 ? [] : await deliveriesHeldBackOf(q as Trx, recovered, new Set([...held, ...heads].map((r) => ('delivery' in r ? r.delivery.id : r.id))), now)
+  const heldBack = recovered.length === 0 ? [] : await deliveriesHeldBackOf(q as Trx, recovered, new Set([...held.map((d) => d.id), ...heads.map((h) => h.delivery.id)]), now)
   entries.push(...releaseCoolDown(heldBack, { now, actor: 'system' }))
   const all = [...entries, ...dropped]
   const claimedHeads = heads.filter((h) => claimedIds.includes(h.delivery.id))
