@@ -14,7 +14,8 @@ export const ENDPOINT_COLUMNS = [
   'enabled', 'disabled_reason', 'failing_since', 'busy_until', 'busy_delivery_id', 'deleted_at',
   'created_at', 'updated_at', 'signature_scheme', 'v1a_key_sealed', 'v1a_public_key',
   'prev_v1a_key_sealed', 'prev_v1a_public_key', 'prev_v1a_key_expires_at',
-  'headers', 'secret_headers_sealed', 'follow_redirects',
+  'headers', 'secret_headers_sealed', 'follow_redirects', 'rate_limit', 'rate_tat',
+  'rate_adapted_per_second', 'ordering', 'mtls', 'oauth2',
 ] as const satisfies readonly (keyof EndpointRow)[]
 export const DELIVERY_COLUMNS = [
   'id', 'owner_id', 'endpoint_id', 'event_id', 'event_type', 'state', 'run', 'run_started_at',

@@ -41,6 +41,12 @@ export function endpointRowFixture(over: Partial<EndpointRow> = {}): EndpointRow
     headers: {},
     secret_headers_sealed: {},
     follow_redirects: 'same_origin',
+    rate_limit: null,
+    rate_tat: null,
+    rate_adapted_per_second: null,
+    ordering: 'none',
+    mtls: null,
+    oauth2: null,
     ...over,
   }
 }

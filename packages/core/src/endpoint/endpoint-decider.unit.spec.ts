@@ -435,6 +435,12 @@ describe('evolveEndpoint on each entry kind', () => {
       headers: {},
       secret_headers_sealed: {},
       follow_redirects: 'same_origin',
+      rate_limit: null,
+      rate_tat: null,
+      rate_adapted_per_second: null,
+      ordering: 'none',
+      mtls: null,
+      oauth2: null,
     })
   })
 

@@ -6,6 +6,7 @@
 
 import type { FollowRedirects } from '../delivery/attempt-result.js'
 import type { SignatureScheme } from '../signing/signature-scheme.js'
+import type { EndpointMtls, EndpointOauth2, EndpointOrdering, EndpointRateLimit } from '../endpoint/endpoint-call-options.js'
 
 /** Who caused an entry: `worker:<id>`, `owner:<token id>`, `operator`, `system`. */
 export type Actor = string
@@ -40,6 +41,11 @@ export interface LedgerPayloads {
     headers?: Record<string, string>
     secret_headers_sealed?: Record<string, string>
     follow_redirects?: FollowRedirects
+    /** Absent in entries written before they existed: no limit, `none`, no client authentication. */
+    rate_limit?: EndpointRateLimit | null
+    ordering?: EndpointOrdering
+    mtls?: EndpointMtls | null
+    oauth2?: EndpointOauth2 | null
   }
   'endpoint.updated': {
     url?: string
@@ -54,6 +60,11 @@ export interface LedgerPayloads {
     headers?: Record<string, string>
     secret_headers_sealed?: Record<string, string>
     follow_redirects?: FollowRedirects
+    /** Present when changed; null removes it. */
+    rate_limit?: EndpointRateLimit | null
+    ordering?: EndpointOrdering
+    mtls?: EndpointMtls | null
+    oauth2?: EndpointOauth2 | null
   }
   'endpoint.enabled': Record<string, never>
   'endpoint.disabled': { reason: string }

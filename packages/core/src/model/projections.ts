@@ -6,6 +6,7 @@
 import type { LedgerEntry } from './ledger-entry.js'
 import { DEFAULT_SIGNATURE_SCHEME, type SignatureScheme } from '../signing/signature-scheme.js'
 import { DEFAULT_FOLLOW_REDIRECTS, type FollowRedirects } from '../delivery/attempt-result.js'
+import { DEFAULT_ENDPOINT_ORDERING, type EndpointMtls, type EndpointOauth2, type EndpointOrdering, type EndpointRateLimit } from '../endpoint/endpoint-call-options.js'
 
 /** A row of `endpoints`. */
 export interface EndpointRow {
@@ -41,6 +42,15 @@ export interface EndpointRow {
   /** Secret custom headers: each value sealed with the master key, base64. */
   secret_headers_sealed: Record<string, string>
   follow_redirects: FollowRedirects
+  /** null: no limit. */
+  rate_limit: EndpointRateLimit | null
+  /** The rate limit's bucket as one timestamp (GCRA's theoretical arrival time), moved by claims. */
+  rate_tat: Date | null
+  /** With an adaptive limit: the rate the receiver's 429/503 lowered it to (null: as configured). */
+  rate_adapted_per_second: number | null
+  ordering: EndpointOrdering
+  mtls: EndpointMtls | null
+  oauth2: EndpointOauth2 | null
 }
 
 export type DeliveryState = 'pending' | 'running' | 'retryable' | 'completed' | 'discarded'
@@ -137,6 +147,13 @@ export function evolveEndpoint(row: EndpointRow | null, e: LedgerEntry): Endpoin
       headers: { ...e.payload.headers },
       secret_headers_sealed: { ...e.payload.secret_headers_sealed },
       follow_redirects: e.payload.follow_redirects ?? DEFAULT_FOLLOW_REDIRECTS,
+      // Entries written before these existed: no limit, no ordering, no client authentication.
+      rate_limit: e.payload.rate_limit ?? null,
+      rate_tat: null,
+      rate_adapted_per_second: null,
+      ordering: e.payload.ordering ?? DEFAULT_ENDPOINT_ORDERING,
+      mtls: e.payload.mtls ?? null,
+      oauth2: e.payload.oauth2 ?? null,
     }
   }
   if (row === null) return null
@@ -156,6 +173,11 @@ export function evolveEndpoint(row: EndpointRow | null, e: LedgerEntry): Endpoin
         headers: p.headers ? { ...p.headers } : row.headers,
         secret_headers_sealed: p.secret_headers_sealed ? { ...p.secret_headers_sealed } : row.secret_headers_sealed,
         follow_redirects: p.follow_redirects ?? row.follow_redirects,
+        // A changed limit starts a full bucket at the configured rate.
+        ...(p.rate_limit !== undefined ? { rate_limit: p.rate_limit, rate_tat: null, rate_adapted_per_second: null } : {}),
+        ordering: p.ordering ?? row.ordering,
+        mtls: p.mtls !== undefined ? p.mtls : row.mtls,
+        oauth2: p.oauth2 !== undefined ? p.oauth2 : row.oauth2,
         updated_at: at,
       }
     }

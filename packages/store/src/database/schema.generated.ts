@@ -153,6 +153,9 @@ export interface Endpoints {
   follow_redirects: Generated<string>;
   headers: Generated<Json>;
   id: string;
+  mtls: Json | null;
+  oauth2: Json | null;
+  ordering: Generated<string>;
   owner_id: string;
   prev_secret_expires_at: Timestamp | null;
   prev_secret_key_id: string | null;
@@ -160,6 +163,9 @@ export interface Endpoints {
   prev_v1a_key_expires_at: Timestamp | null;
   prev_v1a_key_sealed: Buffer | null;
   prev_v1a_public_key: string | null;
+  rate_adapted_per_second: number | null;
+  rate_limit: Json | null;
+  rate_tat: Timestamp | null;
   secret_headers_sealed: Generated<Json>;
   secret_key_id: string;
   secret_sealed: Buffer;
