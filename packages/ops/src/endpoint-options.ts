@@ -12,6 +12,7 @@ import {
   type SecretBox,
 } from '@hookledger/core'
 import { OpError } from './op-error.js'
+import { authInputForLog } from './endpoint-auth-options.js'
 
 /**
  * The endpoint options `webhooks.create` and `webhooks.update` accept: custom headers and the
@@ -63,10 +64,15 @@ export function sealEndpointHeaders(
 const REDACTED = '[redacted]'
 
 /**
- * An operation's input as it may be logged: every secret header value replaced. The API logs
+ * An operation's input as it may be logged: every secret header value replaced, and the mTLS
+ * key and OAuth2 client secret (authInputForLog). The API logs
  * each request's validated input at debug; a secret header must not reach that line.
  */
 export function inputForLog(input: unknown): unknown {
+  return authInputForLog(headersForLog(input))
+}
+
+function headersForLog(input: unknown): unknown {
   if (input === null || typeof input !== 'object' || !('headers' in input)) return input
   const headers = (input as { headers?: unknown }).headers
   if (headers === null || typeof headers !== 'object') return input
@@ -80,3 +86,32 @@ export function inputForLog(input: unknown): unknown {
   )
   return { ...input, headers: masked }
 }
+
+/**
+ * How fast and in what order an endpoint is called (`webhooks.create` / `webhooks.update`): a
+ * token-bucket rate limit enforced by the claim on the database clock, and the ordering rule.
+ * A limit the claim could not honour (a zero rate, a burst below one) is a 422 naming the field.
+ */
+
+/** At most one request per hour, at least; at most 10,000 per second (beyond any one endpoint). */
+export const MIN_RATE_PER_SECOND = 1 / 3600
+export const MAX_RATE_PER_SECOND = 10_000
+export const MAX_RATE_BURST = 10_000
+
+export const rateLimitInput = z
+  .strictObject({
+    per_second: z.number().min(MIN_RATE_PER_SECOND).max(MAX_RATE_PER_SECOND).describe('Sustained requests per second (0.5 = one every 2 s)'),
+    burst: z.number().int().min(1).max(MAX_RATE_BURST).default(1).describe('Requests at once after an idle spell (default 1)'),
+    adaptive: z.boolean().default(false).describe('Halve the rate on a 429/503 answer and recover it slowly'),
+  })
+  .nullable()
+  .describe('A rate limit the claim enforces across every worker (a token bucket on the database clock); null: none')
+
+export const rateLimitOutput = z
+  .object({ per_second: z.number(), burst: z.number().int(), adaptive: z.boolean() })
+  .nullable()
+  .describe('The rate limit, or null')
+
+export const orderingSchema = z
+  .enum(['none', 'strict'])
+  .describe('strict: a delivery waits until every earlier one to this endpoint (event occurred_at, then id) is completed or discarded; default none')

@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import { endpointHeadersOutput, followRedirectsSchema } from './endpoint-options.js'
+import { endpointHeadersOutput, followRedirectsSchema, orderingSchema, rateLimitOutput } from './endpoint-options.js'
+import { endpointMtlsOutput, endpointMtlsView, endpointOauth2Output, endpointOauth2View } from './endpoint-auth-options.js'
 import {
   SIGNATURE_SCHEMES,
   endpointState,
@@ -48,6 +49,10 @@ export const endpointSchema = z.object({
   headers: endpointHeadersOutput.describe('Custom request headers, name → value; a secret one shows "••••••••"'),
   secret_headers: z.array(z.string()).describe('The names of the secret headers (their values are never shown)'),
   follow_redirects: followRedirectsSchema,
+  rate_limit: rateLimitOutput,
+  ordering: orderingSchema,
+  mtls: endpointMtlsOutput,
+  oauth2: endpointOauth2Output,
   created_at: z.string(),
   updated_at: z.string(),
 })
@@ -73,6 +78,10 @@ export function endpointView(row: EndpointRow): EndpointView {
     headers: maskedEndpointHeaders(row),
     secret_headers: Object.keys(row.secret_headers_sealed),
     follow_redirects: row.follow_redirects,
+    rate_limit: row.rate_limit,
+    ordering: row.ordering,
+    mtls: endpointMtlsView(row.mtls),
+    oauth2: endpointOauth2View(row.oauth2),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   }
@@ -106,7 +115,7 @@ export const deliverySchema = z.object({
   /** Why a pending or retryable delivery waits, and until when; null otherwise. */
   waiting_reason: z
     .object({
-      kind: z.enum(['backoff', 'retry_after', 'cool_down', 'lease_busy', 'due', 'scheduled']),
+      kind: z.enum(['backoff', 'retry_after', 'cool_down', 'lease_busy', 'rate_limited', 'due', 'scheduled']),
       until: z.string().nullable(),
       /** `backoff`: after attempt n of 18. */
       attempt: z.number().int().optional(),
@@ -125,6 +134,7 @@ const WAITING_TEXT: Record<WaitingReason['kind'], (r: WaitingReason) => string> 
   retry_after: (r) => `the receiver asked to retry later (Retry-After ${'retry_after_ms' in r ? Math.round(r.retry_after_ms / 1000) : '?'} s)`,
   cool_down: () => 'the endpoint is failing: new deliveries wait out a 5 min cool-down',
   lease_busy: () => 'another delivery to this endpoint is in flight (one at a time)',
+  rate_limited: () => "rate_limited: the endpoint's rate limit lets the next request through later",
   due: () => 'due: waiting for a free worker',
   scheduled: () => 'scheduled',
 }

@@ -23,4 +23,15 @@ describe('no credential reaches a log line', () => {
     expect(lines.join('')).not.toContain('x:y@')
     expect(lines.join('')).toContain('https://***@hooks.example/in')
   })
+
+  it('an endpoint private key, client secret or access token passed to the process logger is redacted', () => {
+    const lines: string[] = []
+    const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) })
+    const log = createLogger({ LOG_LEVEL: 'debug' }, sink)
+    log.debug({ op: 'webhooks.create', input: { mtls: { certificate: 'PEM', private_key: 'pk-0f9e8d' }, oauth2: { client_id: 'c', client_secret: 'cs-7a6b5c' } } }, 'api:input')
+    log.info({ access_token: 'at-4d3c2b', oauth2: { client_secret: 'cs-1a2b3c' } }, 'x')
+    const text = lines.join('')
+    for (const secret of ['pk-0f9e8d', 'cs-7a6b5c', 'at-4d3c2b', 'cs-1a2b3c']) expect(text).not.toContain(secret)
+    expect(text).toContain('"client_id":"c"')
+  })
 })

@@ -28,6 +28,16 @@ export function createLogger(
         '*.headers["webhook-signature"]',
         'password',
         '*.password',
+        // Endpoint authentication (an op's input is logged as `input.mtls.…`): inputForLog
+        // redacts them first; these catch any other call that would log them.
+        'private_key',
+        '*.private_key',
+        '*.*.private_key',
+        'client_secret',
+        '*.client_secret',
+        '*.*.client_secret',
+        'access_token',
+        '*.access_token',
       ],
       censor: '[redacted]',
     },

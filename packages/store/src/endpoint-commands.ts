@@ -11,6 +11,10 @@ import {
   signsV1a,
   type DeliveryRow,
   type EndpointHeaderSet,
+  type EndpointMtls,
+  type EndpointOrdering,
+  type EndpointRateLimit,
+  type EndpointOauth2,
   type EndpointPatch,
   type EndpointRow,
   type FollowRedirects,
@@ -63,6 +67,12 @@ export interface EndpointCreateInput {
   readonly headers?: EndpointHeaderSet
   /** Default `same_origin`. */
   readonly follow_redirects?: FollowRedirects
+  /** Default none, `none`. */
+  readonly rate_limit?: EndpointRateLimit | null
+  readonly ordering?: EndpointOrdering
+  /** Client authentication, secret parts already sealed; default none. */
+  readonly mtls?: EndpointMtls | null
+  readonly oauth2?: EndpointOauth2 | null
 }
 
 /** `webhooks.create`: appends `endpoint.created` and inserts the row. */
@@ -88,6 +98,10 @@ export async function endpointCreate(trx: Trx, ctx: CommandContext, input: Endpo
         headers: { ...input.headers?.headers },
         secret_headers_sealed: { ...input.headers?.secret_headers_sealed },
         follow_redirects: input.follow_redirects ?? 'same_origin',
+        rate_limit: input.rate_limit ?? null,
+        ordering: input.ordering ?? 'none',
+        mtls: input.mtls ?? null,
+        oauth2: input.oauth2 ?? null,
       },
     },
   ] })

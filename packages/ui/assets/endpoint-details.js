@@ -2,6 +2,7 @@
 // dates) and, behind "Edit", the form that changes it in place of the list.
 import { endpointEditForm } from './endpoint-edit.js'
 import { FOLLOW_REDIRECTS_LABELS, headersSummary } from './endpoint-options-fields.js'
+import { authenticationSummary } from './endpoint-auth-fields.js'
 import { fill, h, orDash, time } from './ui.js'
 import { SIGNATURE_SCHEME_LABELS, endpointState, eventTypeList } from './webhooks.js'
 
@@ -56,6 +57,7 @@ function detailRows(endpoint) {
         : orDash(null),
     ),
     row('Custom headers', headersSummary(endpoint) ?? orDash(null)),
+    row('Authentication', authenticationSummary(endpoint) ?? orDash(null)),
     row('Redirects', FOLLOW_REDIRECTS_LABELS[endpoint.follow_redirects] ?? endpoint.follow_redirects),
     row('ID', h('code', {}, endpoint.id)),
     row('Created', time(endpoint.created_at)),

@@ -4,6 +4,7 @@
 import { api, endpointPath } from './api.js'
 import { chosenEventTypes, controlForField, eventTypeGroups } from './endpoint-form-fields.js'
 import { endpointOptionsFields } from './endpoint-options-fields.js'
+import { endpointAuthFields } from './endpoint-auth-fields.js'
 import { clearFieldErrors, fill, h, problemAlert, showFieldError } from './ui.js'
 
 /**
@@ -35,11 +36,11 @@ function editControls(endpoint) {
     h('legend', {}, 'Event types'),
     typesBox,
   )
-  return { url, description, globs, typesBox, typesFieldset, options: endpointOptionsFields(endpoint) }
+  return { url, description, globs, typesBox, typesFieldset, options: endpointOptionsFields(endpoint), auth: endpointAuthFields(endpoint) }
 }
 
 /** The form itself: the fields with their labels and hints, the notice, Save and Cancel. */
-function editFormMarkup({ url, description, globs, typesFieldset, options }, notice, save, onClose) {
+function editFormMarkup({ url, description, globs, typesFieldset, options, auth }, notice, save, onClose) {
   return h(
     'form',
     { class: 'card edit-form', novalidate: true, 'aria-labelledby': 'edit-endpoint-heading' },
@@ -55,6 +56,7 @@ function editFormMarkup({ url, description, globs, typesFieldset, options }, not
       h('p', { class: 'hint', id: 'edit-endpoint-globs-hint' }, 'Separated by commas or spaces, e.g. ', h('code', {}, 'booking.*'), '.'),
     ),
     options.field,
+    auth.field,
     notice,
     h(
       'div',
@@ -70,7 +72,7 @@ function editFormMarkup({ url, description, globs, typesFieldset, options }, not
  * the server pins on a field is shown under that field.
  */
 function saveEdit(form, controls, { endpoint, notice, save, signal, onSaved, onClose }) {
-  const { url, description, globs, typesBox, typesFieldset, options } = controls
+  const { url, description, globs, typesBox, typesFieldset, options, auth } = controls
   return async (event) => {
     event.preventDefault()
     clearFieldErrors(form)
@@ -93,12 +95,14 @@ function saveEdit(form, controls, { endpoint, notice, save, signal, onSaved, onC
     save.disabled = true
     try {
       const updated = await api('PATCH', endpointPath(endpoint.id), {
-        body: { url: target, description: description.value.trim(), event_types: eventTypes, ...options.read() },
+        body: { url: target, description: description.value.trim(), event_types: eventTypes, ...options.read(), ...auth.read() },
       })
       onSaved(updated)
       onClose()
     } catch (err) {
-      const control = /^(headers|follow_redirects)\b/.test(err.field ?? '')
+      const control = /^(mtls|oauth2)\b/.test(err.field ?? '')
+        ? auth.field
+        : /^(headers|follow_redirects)\b/.test(err.field ?? '')
         ? options.field
         : controlForField(err.field, eventTypes, typed, { url, description, globs, typesFieldset })
       if (control) {

@@ -15,6 +15,7 @@ import {
 } from './ui.js'
 import { chosenEventTypes, controlForField, eventTypeGroups } from './endpoint-form-fields.js'
 import { endpointOptionsFields } from './endpoint-options-fields.js'
+import { endpointAuthFields } from './endpoint-auth-fields.js'
 import { SIGNATURE_SCHEME_LABELS, WEBHOOKS_PATH, endpointPagePath } from './webhooks.js'
 
 export async function newEndpointPage({ main, signal }) {
@@ -25,6 +26,7 @@ export async function newEndpointPage({ main, signal }) {
   const types = eventTypesField()
   const globs = globsField()
   const options = endpointOptionsFields()
+  const auth = endpointAuthFields()
   const controls = {
     url: url.control,
     description: description.control,
@@ -33,6 +35,7 @@ export async function newEndpointPage({ main, signal }) {
     typesBox: types.box,
     typesFieldset: types.field,
     options,
+    auth,
   }
   const formNotice = h('div')
   const submit = h('button', { type: 'submit', class: 'button' }, 'Create endpoint')
@@ -45,6 +48,7 @@ export async function newEndpointPage({ main, signal }) {
     types.field,
     globs.field,
     options.field,
+    auth.field,
     formNotice,
     h(
       'div',
@@ -193,7 +197,7 @@ function globsField() {
  * created and its page opened, or the server's refusal shown under the field it names.
  */
 function createEndpoint(form, controls, formNotice, submit) {
-  const { url, description, scheme, globs, typesBox, typesFieldset, options } = controls
+  const { url, description, scheme, globs, typesBox, typesFieldset, options, auth } = controls
   return async (event) => {
     event.preventDefault()
     clearFieldErrors(form)
@@ -218,12 +222,15 @@ function createEndpoint(form, controls, formNotice, submit) {
           event_types: eventTypes,
           signature_scheme: scheme.value,
           ...options.read(),
+          ...auth.read(),
         },
       })
       flash.set('endpoint', { secret: created.secret, created: true })
       navigate(endpointPagePath(created.endpoint.id))
     } catch (err) {
-      const control = /^(headers|follow_redirects)\b/.test(err.field ?? '')
+      const control = /^(mtls|oauth2)\b/.test(err.field ?? '')
+        ? auth.field
+        : /^(headers|follow_redirects)\b/.test(err.field ?? '')
         ? options.field
         : controlForField(err.field, eventTypes, typed, { url, description, globs, typesFieldset })
       if (control) {

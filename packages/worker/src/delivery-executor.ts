@@ -6,13 +6,24 @@ import {
   withoutEchoedSecrets,
   signEndpointAttempt,
   thinEventBody,
+  base64ToBytes,
   type AttemptResult,
+  type EndpointMtls,
+  type OutgoingTls,
   type Clock,
   type HttpTransport,
   type SecretBox,
   type SnoozeBudget,
 } from '@hookledger/core'
 import type { ClaimedDelivery, Settlement } from '@hookledger/store'
+import { oauth2TokensOf } from './oauth2-tokens.js'
+
+/** The client certificate's TLS options, its key opened from the seal only for this request. */
+const endpointTls = (mtls: EndpointMtls, box: SecretBox): OutgoingTls => ({
+  cert: mtls.certificate,
+  key: box.open(base64ToBytes(mtls.private_key_sealed)),
+  ...(mtls.ca !== null ? { ca: mtls.ca } : {}),
+})
 
 export interface ExecutorDeps {
   readonly clock: Clock
@@ -35,14 +46,16 @@ function errorOf(result: AttemptResult): string | null {
     case 'egress_blocked':
       return `egress_blocked: ${result.address} (${result.error})`
     default:
-      return `${result.kind}: ${result.error}`
+      // A token failure reads as itself: it names the token URL's outcome, not a connect.
+      return result.error.startsWith('oauth2_token_failed') ? result.error : `${result.kind}: ${result.error}`
   }
 }
 
 /**
  * One attempt: sign as the endpoint's scheme says (v1 HMAC and/or v1a ed25519, each with the
- * previous key too during its grace window), POST through the guarded transport, and classify
- * the result. No database transaction is open here. The job timeout bounds the whole attempt
+ * previous key too during its grace window), POST through the guarded transport — with the
+ * endpoint's client certificate (mTLS) and its OAuth2 bearer token, fetched anew once on a 401 —
+ * and classify the result. No database transaction is open here. The job timeout bounds the whole attempt
  * even if the transport misbehaves.
  */
 export async function executeDelivery(claimed: ClaimedDelivery, deps: ExecutorDeps): Promise<Settlement> {
@@ -61,15 +74,28 @@ export async function executeDelivery(claimed: ClaimedDelivery, deps: ExecutorDe
   const job = new AbortController()
   let timer: NodeJS.Timeout | undefined
   const custom = endpointCustomHeaders(endpoint, deps.secretBox)
-  const result = await Promise.race([
-    deps.transport.post({
+  const tokens = endpoint.oauth2 ? oauth2TokensOf(deps.transport, deps.secretBox) : null
+  const bearers: string[] = []
+  const post = async (fresh: boolean): Promise<AttemptResult> => {
+    const token = tokens ? await tokens.token(endpoint, now, fresh) : null
+    // The token URL's failure is this attempt's, retried like a connection error.
+    if (token && !token.ok) return { kind: 'connection_error', durationMs: 0, error: token.error }
+    if (token) bearers.push(token.access_token)
+    return deps.transport.post({
       url: endpoint.url,
       // The endpoint's own headers, then the signature's (the header rule refuses their names anyway).
-      headers: { ...custom, ...signed.headers },
+      headers: { ...custom, ...(token ? { authorization: `Bearer ${token.access_token}` } : {}), ...signed.headers },
       followRedirects: endpoint.follow_redirects ?? DEFAULT_FOLLOW_REDIRECTS,
       body,
       signal: job.signal,
-    }),
+      ...(endpoint.mtls ? { tls: endpointTls(endpoint.mtls, deps.secretBox) } : {}),
+    })
+  }
+  const result = await Promise.race([
+    // A 401 with a bearer token: the token is fetched anew, once, and the request sent again.
+    post(false).then((first) => (tokens && first.kind === 'response' && first.status === 401 && !job.signal.aborted
+      ? (tokens.forget(endpoint.id), post(true))
+      : first)),
     new Promise<AttemptResult>((resolve) => {
       timer = setTimeout(() => {
         job.abort()
@@ -79,7 +105,7 @@ export async function executeDelivery(claimed: ClaimedDelivery, deps: ExecutorDe
     }),
   ]).finally(() => clearTimeout(timer))
   // A receiver that echoes its request back must not put a secret header's value in the ledger.
-  const secretValues = Object.keys(endpoint.secret_headers_sealed ?? {}).flatMap((name) => custom[name] ?? [])
+  const secretValues = [...Object.keys(endpoint.secret_headers_sealed ?? {}).flatMap((name) => custom[name] ?? []), ...bearers]
   const facts = withoutEchoedSecrets({
     started_at: now,
     duration_ms: result.durationMs,

@@ -1,4 +1,4 @@
-import { pipelinedSendAllowed, type Clock } from '@hookledger/core'
+import { pipelinedSendAllowed, rateAllows, type Clock } from '@hookledger/core'
 import type { ClaimedDelivery, Settlement } from '@hookledger/store'
 import type { SettleBatcher } from './settle-batcher.js'
 
@@ -47,16 +47,21 @@ export async function endpointTurn(first: ClaimedDelivery, deps: EndpointTurnDep
   }
 }
 
-/** Sends the endpoint's following delivery now, if the answer and the lease allow (core `pipelinedSendAllowed`). */
+/**
+ * Sends the endpoint's following delivery now, if the answer and the lease allow (core
+ * `pipelinedSendAllowed`) and so does its rate limit's bucket as the last claim left it (else
+ * the settle's claim paces it like any other: nothing is sent ahead of the bucket).
+ */
 function sendAhead(current: ClaimedDelivery, answered: Settlement, deps: EndpointTurnDeps): { claim: ClaimedDelivery; posting: Promise<Settlement> } | null {
   if (!current.following || !deps.running()) return null
+  const now = deps.clock.now()
   const allowed = pipelinedSendAllowed({
     answeredCompleted: answered.outcome.type === 'completed',
     leaseUntil: current.delivery.lease_until!,
-    now: deps.clock.now(),
+    now,
     jobTimeoutMs: deps.jobTimeoutMs,
   })
-  if (!allowed) return null
+  if (!allowed || !rateAllows(current.endpoint, now)) return null
   const claim: ClaimedDelivery = { delivery: current.following.delivery, endpoint: current.endpoint, event: current.following.event }
   return { claim, posting: deps.post(claim) }
 }

@@ -12,6 +12,7 @@ import {
   type OutgoingRequest,
 } from '@hookledger/core'
 import { createProxyAgents, ProxyConnectError } from './proxy-connect.js'
+import { requestTlsOptions } from './request-tls.js'
 
 /** Options of {@link createHttpTransport}. */
 export interface HttpTransportOptions {
@@ -99,7 +100,6 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     maxSockets: options.maxSockets ?? 256,
     scheduling: 'lifo',
     lookup,
-    ...(options.ca !== undefined ? { ca: options.ca } : {}),
   }
   // Through a proxy, each tunnel's socket → the checked target address (the socket's own peer
   // is the proxy), so the attempt records where it really went.
@@ -116,12 +116,7 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
         })
   let closed = false
 
-  function send(
-    url: URL,
-    headers: Record<string, string>,
-    body: string,
-    signal: AbortSignal,
-  ): Promise<HopResponse> {
+  function send(url: URL, headers: Record<string, string>, outgoing: OutgoingRequest, signal: AbortSignal): Promise<HopResponse> {
     return new Promise((resolve, reject) => {
       const secure = url.protocol === 'https:'
       const request = (secure ? https : http).request({
@@ -134,6 +129,7 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
         agent: secure ? httpsAgent : httpAgent,
         lookup, // also set on the agents; here so no code path can create an unguarded socket
         signal,
+        ...(secure ? requestTlsOptions(outgoing.tls, options.ca) : {}),
       })
       request.on('error', reject) // `on`: a second late error must not become uncaught
       request.once('response', (response) => {
@@ -151,7 +147,7 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
           })
         }, reject)
       })
-      request.end(body)
+      request.end(outgoing.body)
     })
   }
 
@@ -184,7 +180,7 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
         }
         let response: HopResponse
         try {
-          response = await send(url, headers, outgoing.body, deadline.signal)
+          response = await send(url, headers, outgoing, deadline.signal)
         } catch (error) {
           if (deadline.signal.aborted) {
             return {

@@ -45,6 +45,13 @@ export const FOLLOW_REDIRECTS_RULES = ['same_origin', 'none'] as const
 export type FollowRedirects = (typeof FOLLOW_REDIRECTS_RULES)[number]
 export const DEFAULT_FOLLOW_REDIRECTS: FollowRedirects = 'same_origin'
 
+/** TLS material of one request; an absent `ca`: the transport's default authorities. */
+export interface OutgoingTls {
+  readonly cert?: string
+  readonly key?: string
+  readonly ca?: string
+}
+
 /** One outgoing signed POST. */
 export interface OutgoingRequest {
   readonly url: string
@@ -52,6 +59,8 @@ export interface OutgoingRequest {
   /** Which redirects to follow (the endpoint's `follow_redirects`; default `same_origin`). */
   readonly followRedirects?: FollowRedirects
   readonly body: string
+  /** https only: the endpoint's client certificate and key (mTLS, PEM) and the CA its receiver must chain to. */
+  readonly tls?: OutgoingTls
   /** Aborts the request (the job timeout): it ends as a `timeout` result, never reaching a late 2xx. */
   readonly signal?: AbortSignal
 }

@@ -4,12 +4,15 @@
  */
 import { MAX_ATTEMPTS } from './backoff.js'
 import type { DeliveryRow, EndpointRow } from '../model/projections.js'
+import { rateReadyAt, type RateBucket } from '../endpoint/rate-limit.js'
 
 export type WaitingReason =
   | { readonly kind: 'backoff'; readonly until: Date; readonly attempt: number; readonly of: number }
   | { readonly kind: 'retry_after'; readonly until: Date; readonly retry_after_ms: number }
   | { readonly kind: 'cool_down'; readonly until: Date }
   | { readonly kind: 'lease_busy'; readonly until: Date }
+  /** The endpoint's rate limit: its bucket lets the next request through at `until`. */
+  | { readonly kind: 'rate_limited'; readonly until: Date }
   /** Due: waiting for a free worker slot. */
   | { readonly kind: 'due'; readonly until: null }
   /** Scheduled for later by something else (a redelivery or enqueue due later). */
@@ -19,7 +22,7 @@ export type WaitingReason =
 export type SchedulingEntry =
   | { readonly kind: 'delivery.retry_scheduled' }
   | { readonly kind: 'delivery.snoozed'; readonly payload: { readonly retry_after_ms: number } }
-  | { readonly kind: 'delivery.lease_busy' }
+  | { readonly kind: 'delivery.lease_busy'; readonly payload?: { readonly reason?: 'rate_limited' } }
   | { readonly kind: 'delivery.enqueued'; readonly payload: { readonly cool_down: boolean } }
   | { readonly kind: 'delivery.redelivered' }
   | { readonly kind: 'delivery.cool_down_released' }
@@ -27,7 +30,7 @@ export type SchedulingEntry =
 export function waitingReason(
   delivery: Pick<DeliveryRow, 'id' | 'state' | 'attempts' | 'next_attempt_at'>,
   scheduledBy: SchedulingEntry | null,
-  endpoint: Pick<EndpointRow, 'busy_until' | 'busy_delivery_id'> | null,
+  endpoint: (Pick<EndpointRow, 'busy_until' | 'busy_delivery_id'> & Partial<RateBucket>) | null,
   now: Date,
 ): WaitingReason | null {
   if (delivery.state !== 'pending' && delivery.state !== 'retryable') return null
@@ -38,6 +41,9 @@ export function waitingReason(
   if (busy !== null && busy > now && busy >= next && endpoint?.busy_delivery_id !== delivery.id) {
     return { kind: 'lease_busy', until: busy }
   }
+  // Its endpoint's rate limit lets the next request through only later than this one's time.
+  const bucket = endpoint?.rate_limit ? rateReadyAt({ rate_limit: endpoint.rate_limit, rate_tat: endpoint.rate_tat ?? null, rate_adapted_per_second: endpoint.rate_adapted_per_second ?? null }) : null
+  if (bucket !== null && bucket > now && bucket >= next) return { kind: 'rate_limited', until: bucket }
   if (next <= now) return { kind: 'due', until: null }
   switch (scheduledBy?.kind) {
     case 'delivery.retry_scheduled':
@@ -45,7 +51,7 @@ export function waitingReason(
     case 'delivery.snoozed':
       return { kind: 'retry_after', until: next, retry_after_ms: scheduledBy.payload.retry_after_ms }
     case 'delivery.lease_busy':
-      return { kind: 'lease_busy', until: next }
+      return scheduledBy.payload?.reason === 'rate_limited' ? { kind: 'rate_limited', until: next } : { kind: 'lease_busy', until: next }
     case 'delivery.enqueued':
       return scheduledBy.payload.cool_down ? { kind: 'cool_down', until: next } : { kind: 'scheduled', until: next }
     default:

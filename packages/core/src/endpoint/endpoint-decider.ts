@@ -9,6 +9,8 @@ import { iso, type Actor, type LedgerEntry, type LedgerEntryOf, type LedgerPaylo
 import { bytesToBase64, type EndpointRow } from '../model/projections.js'
 import { signsV1a, type SignatureScheme } from '../signing/signature-scheme.js'
 import type { FollowRedirects } from '../delivery/attempt-result.js'
+import type { EndpointMtls, EndpointOauth2, EndpointOrdering, EndpointRateLimit } from './endpoint-call-options.js'
+import { canonicalJson } from '../model/canonical-json.js'
 
 /** Continuous failure after which an endpoint is disabled. */
 export const DISABLE_AFTER_FAILING_MS = 5 * 24 * 3_600_000
@@ -82,6 +84,12 @@ export interface EndpointPatch {
   /** The whole new set of custom headers (checked by `checkEndpointHeaders`, secrets sealed). */
   readonly headers?: EndpointHeaderSet
   readonly follow_redirects?: FollowRedirects
+  /** The rate limit (null removes it; a change starts a full bucket) and the ordering rule. */
+  readonly rate_limit?: EndpointRateLimit | null
+  readonly ordering?: EndpointOrdering
+  /** Client authentication: checked, secrets sealed (ops); null removes it. */
+  readonly mtls?: EndpointMtls | null
+  readonly oauth2?: EndpointOauth2 | null
 }
 
 /** An endpoint's custom headers as the row and the ledger hold them. */
@@ -147,6 +155,11 @@ export function decideEndpointUpdate(
   if (patch.follow_redirects !== undefined && patch.follow_redirects !== row.follow_redirects) {
     changes.follow_redirects = patch.follow_redirects
   }
+  // Compared as canonical JSON: the row's jsonb comes back with its keys reordered.
+  if (patch.rate_limit !== undefined && canonicalJson(patch.rate_limit) !== canonicalJson(row.rate_limit)) changes.rate_limit = patch.rate_limit
+  if (patch.ordering !== undefined && patch.ordering !== row.ordering) changes.ordering = patch.ordering
+  if (patch.mtls !== undefined && canonicalJson(patch.mtls) !== canonicalJson(row.mtls)) changes.mtls = patch.mtls
+  if (patch.oauth2 !== undefined && canonicalJson(patch.oauth2) !== canonicalJson(row.oauth2)) changes.oauth2 = patch.oauth2
   if (Object.keys(changes).length > 0) out.push({ ...base, kind: 'endpoint.updated', payload: changes })
   if (patch.enabled === false && row.enabled) {
     out.push({ ...base, kind: 'endpoint.disabled', payload: { reason: 'disabled_by_owner' } })

@@ -25,7 +25,10 @@ export async function waitingFacts(
   db: Db,
   owner_id: string,
   deliveries: readonly DeliveryRow[],
-): Promise<{ scheduledBy: Map<string, SchedulingEntry>; endpoints: Map<string, Pick<EndpointRow, 'busy_until' | 'busy_delivery_id'>> }> {
+): Promise<{
+  scheduledBy: Map<string, SchedulingEntry>
+  endpoints: Map<string, Pick<EndpointRow, 'busy_until' | 'busy_delivery_id' | 'rate_limit' | 'rate_tat' | 'rate_adapted_per_second'>>
+}> {
   const waiting = deliveries.filter((d) => d.state === 'pending' || d.state === 'retryable')
   if (waiting.length === 0) return { scheduledBy: new Map(), endpoints: new Map() }
   const ids = waiting.map((d) => d.id)
@@ -44,7 +47,7 @@ export async function waitingFacts(
       .execute(),
     db
       .selectFrom('endpoints')
-      .select(['id', 'busy_until', 'busy_delivery_id'])
+      .select(['id', 'busy_until', 'busy_delivery_id', 'rate_limit', 'rate_tat', 'rate_adapted_per_second'])
       .where('id', '=', anyOf(endpointIds))
       .where('owner_id', '=', owner_id)
       .execute(),

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest'
+import { rateAllows, rateReadyAt, rateTatAfterSend, type RateBucket } from './rate-limit.js'
+
+const T0 = new Date('2026-01-01T00:00:00.000Z')
+const at = (ms: number) => new Date(T0.getTime() + ms)
+const bucket = (per_second: number, burst: number, tatMs: number | null, adapted: number | null = null): RateBucket => ({
+  rate_limit: { per_second, burst, adaptive: adapted !== null },
+  rate_tat: tatMs === null ? null : at(tatMs),
+  rate_adapted_per_second: adapted,
+})
+
+describe('the token bucket (GCRA): whether a send at now is allowed, and the bucket after it', () => {
+  it.each<[string, RateBucket, number, boolean, number | null, number | null]>([
+    // name, bucket, now (ms), allowed, ready at (ms), tat after a send (ms)
+    ['no limit: always, nothing kept', { rate_limit: null, rate_tat: null, rate_adapted_per_second: null }, 0, true, null, null],
+    ['a fresh bucket: allowed, one interval spent', bucket(50, 1, null), 0, true, null, 20],
+    ['50/s burst 1: the next send waits 20 ms', bucket(50, 1, 20), 10, false, 20, 40],
+    ['50/s burst 1: at 20 ms it goes', bucket(50, 1, 20), 20, true, 20, 40],
+    ['burst 3 at 10/s: three at once, then one per 100 ms', bucket(10, 3, 200), 0, true, 0, 300],
+    ['burst 3 at 10/s: the fourth at once waits', bucket(10, 3, 300), 0, false, 100, 400],
+    ['an idle bucket refills (a tat long past counts from now)', bucket(10, 3, 300), 5000, true, 100, 5100],
+    ['a non-integer interval rounds up (3/s → 334 ms)', bucket(3, 1, null), 0, true, null, 334],
+    ['adaptive: the lowered rate is in force (50 → 25/s: 40 ms)', bucket(50, 1, 40, 25), 20, false, 40, 80],
+  ])('%s', (_name, b, nowMs, allowed, readyMs, tatMs) => {
+    expect(rateAllows(b, at(nowMs))).toBe(allowed)
+    expect(rateReadyAt(b)?.getTime() ?? null).toBe(readyMs === null ? null : at(readyMs).getTime())
+    expect(rateTatAfterSend(b, at(nowMs))?.getTime() ?? null).toBe(tatMs === null ? null : at(tatMs).getTime())
+  })
+
+  it('never lets more than burst + rate × t through in any window t (a second of tries every ms)', () => {
+    let b = bucket(50, 5, null)
+    const sent: number[] = []
+    for (let ms = 0; ms < 3000; ms++) {
+      if (rateAllows(b, at(ms))) {
+        sent.push(ms)
+        b = { ...b, rate_tat: rateTatAfterSend(b, at(ms)) }
+      }
+    }
+    for (const start of sent) {
+      const inWindow = sent.filter((s) => s >= start && s < start + 1000).length
+      expect(inWindow).toBeLessThanOrEqual(5 + 50)
+    }
+    expect(sent.length).toBe(5 + Math.floor(2999 / 20))
+  })
+})
