@@ -41,6 +41,8 @@ describe('as hookledger_publisher, publishing is all there is', () => {
     ['call the retention function', "select hookledger.hookledger_ledger_retention(1, 1, null, 'app', now())", /permission denied for function hookledger_ledger_retention/],
     ['create partitions', 'select hookledger.hookledger_ledger_partitions_ahead(10, 1)', /permission denied for function hookledger_ledger_partitions_ahead/],
     ['disable a trigger', 'alter table hookledger.ledger disable trigger all', /must be owner of table ledger/],
+    ['read the owners and their limits', 'select * from hookledger.owners', /permission denied for table owners/],
+    ['publish around the owner\'s limit and suspension', `select hookledger.hookledger_publish_internal('default', '[{"id":"x","type":"t","subject":"s"}]', null, 'app')`, /permission denied for function hookledger_publish_internal/],
     ['publish a reserved kind through the data', `select hookledger.hookledger_publish('*', '[{"id":"x","type":"t","subject":"s"}]', null, 'app')`, /owner_required/],
   ]
   for (const [what, statement, refusal] of refused) {

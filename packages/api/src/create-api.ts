@@ -2,7 +2,8 @@ import { Hono, type Context } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { HTTPException } from 'hono/http-exception'
 import { matchedRoutes } from 'hono/route'
-import { silentLogger, classifyDatabaseError } from '@hookledger/core'
+import { silentLogger, classifyDatabaseError, retryAfterSeconds } from '@hookledger/core'
+import { createReplicaRouting, WRITE_LSN_HEADER } from './replica-routing.js'
 import {
   OpError,
   OPERATIONS,
@@ -130,6 +131,8 @@ export function createApi(options: ApiOptions): Hono<Env> {
   })
 
   const principalOf = (c: Context<Env>) => bearerPrincipal(deps.db, c)
+  // HOOKLEDGER_READ_DATABASE_URL: history reads go to the replica unless the caller's own write is not there yet.
+  const replicaRouting = createReplicaRouting(deps)
 
   const instrumentRoutes = createInstrumentRoutes({ db: deps.db, instruments: options.instruments })
   app.route('/', instrumentRoutes.app)
@@ -170,7 +173,9 @@ export function createApi(options: ApiOptions): Hono<Env> {
       // Secret header values never reach the line (inputForLog).
       log.debug({ op: op.name, input: inputForLog(input) }, 'api:input')
       const actor = principal.scopes.includes('operator') ? 'operator' : `owner:${principal.id}`
-      const reply = await op.handler({ deps, principal, actor }, input)
+      const routed = await replicaRouting.depsFor(op, principal, c.req.header(WRITE_LSN_HEADER))
+      const reply = await op.handler({ deps: routed.deps, principal, actor }, input)
+      for (const [name, value] of Object.entries({ ...routed.headers, ...(await replicaRouting.afterWrite(op, principal)) })) c.header(name, value)
       if (reply.status === 204) return c.body(null, 204)
       if (reply.location !== undefined) c.header('location', reply.location)
       for (const [name, value] of Object.entries(reply.headers ?? {})) c.header(name, value)
@@ -191,7 +196,11 @@ export function createApi(options: ApiOptions): Hono<Env> {
   })
 
   app.onError((err, c) => {
-    if (err instanceof OpError) return problem(c, PROBLEM_STATUS[err.code], err.code, err.message, err.field, {}, err.pointer)
+    if (err instanceof OpError) {
+      // A refusal that passes says until when, in seconds on the service's clock too.
+      const retry: Record<string, string> = err.retryAt === undefined ? {} : { 'retry-after': String(retryAfterSeconds(err.retryAt.toISOString(), deps.clock.now())) }
+      return problem(c, PROBLEM_STATUS[err.code], err.code, err.message, err.field, retry, err.pointer, err.retryAt?.toISOString())
+    }
     if (err instanceof HTTPException && err.status < 500) {
       return problem(c, err.status, 'bad_request', err.message || 'the request cannot be read')
     }

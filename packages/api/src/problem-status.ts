@@ -5,7 +5,7 @@ import type { OpErrorCode } from '@hookledger/ops'
  * carry codes only; this adapter decides what each means on the wire (the CLI and MCP decide
  * for themselves). A new code does not compile until it has a row here.
  */
-export const PROBLEM_STATUS: Readonly<Record<OpErrorCode, 400 | 404 | 409 | 413 | 415 | 422>> = Object.freeze({
+export const PROBLEM_STATUS: Readonly<Record<OpErrorCode, 400 | 403 | 404 | 409 | 413 | 415 | 422 | 429>> = Object.freeze({
   invalid_input: 400,
   invalid_json: 400,
   unsupported_media_type: 415,
@@ -23,6 +23,7 @@ export const PROBLEM_STATUS: Readonly<Record<OpErrorCode, 400 | 404 | 409 | 413 
   glob_matches_nothing: 422,
   header_reserved: 422,
   invalid_header: 422,
+  invalid_mtls: 422,
   unknown_access_code: 422,
   revoked_access_code: 422,
   egress_blocked: 422,
@@ -42,4 +43,9 @@ export const PROBLEM_STATUS: Readonly<Record<OpErrorCode, 400 | 404 | 409 | 413 
   // key for the checkpoints: another process can answer, this one cannot.
   signing_key_unavailable: 409,
   ledger_public_key_unavailable: 409,
+  // An owner an operator suspended publishes nothing until resumed; over its publish limit it
+  // may try again from the problem's retry_at (Retry-After); at max_endpoints it creates none.
+  owner_suspended: 403,
+  owner_rate_limited: 429,
+  endpoint_limit_reached: 409,
 })

@@ -10,6 +10,8 @@ export interface Problem {
   readonly field?: string
   /** For input a JSON Schema checked (an event's `data`): where it fails, as a JSON pointer. */
   readonly pointer?: string
+  /** A refusal that passes (429): from when to try again (also as `Retry-After`). */
+  readonly retry_at?: string
 }
 
 const TITLES: Record<number, string> = {
@@ -22,6 +24,7 @@ const TITLES: Record<number, string> = {
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
   422: 'Unprocessable Content',
+  429: 'Too Many Requests',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 }
@@ -35,6 +38,7 @@ export function problem(
   field?: string,
   headers: Record<string, string> = {},
   pointer?: string,
+  retryAt?: string,
 ): Response {
   const body: Problem = {
     type: `https://hookledger.dev/problems/${code}`,
@@ -44,6 +48,7 @@ export function problem(
     ...(detail !== undefined ? { detail } : {}),
     ...(field !== undefined ? { field } : {}),
     ...(pointer !== undefined ? { pointer } : {}),
+    ...(retryAt !== undefined ? { retry_at: retryAt } : {}),
   }
   return c.body(JSON.stringify(body), status as never, {
     'content-type': 'application/problem+json',

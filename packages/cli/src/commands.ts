@@ -187,7 +187,7 @@ export async function ledgerReplayCommand(db: Db, io: CliIo, args: { json?: bool
     }
     if (report.differencesOmitted > 0) io.out(`… and ${report.differencesOmitted} more differences`)
     if (report.differencesTotal > 0) {
-      const counts = (['endpoints', 'deliveries', 'endpoint_queue', 'events', 'api_tokens', 'access_codes', 'embeds', 'event_types'] as const).flatMap((t) =>
+      const counts = (['endpoints', 'deliveries', 'endpoint_queue', 'events', 'api_tokens', 'access_codes', 'embeds', 'event_types', 'owners'] as const).flatMap((t) =>
         Object.entries(report.differenceCounts[t])
           .filter(([, n]) => n > 0)
           .map(([k, n]) => `${t} ${k} ${n}`),

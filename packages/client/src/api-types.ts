@@ -502,6 +502,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/operator/owners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every owner of the installation with its limits, suspension and usage (endpoints, backlog, deliveries and attempts in 24 h) */
+        get: operations["owners.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operator/owners/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One owner: its limits, suspension and usage (an owner without limits set has the defaults: weight 1, no limits) */
+        get: operations["owners.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operator/owners/{id}/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set any subset of an owner's limits (publish_per_second, publish_burst, max_endpoints, max_in_flight, weight); omitted ones keep their value, null clears one */
+        put: operations["owners.set_limits"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operator/owners/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resume a suspended owner: it publishes again and its waiting deliveries go */
+        post: operations["owners.resume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/operator/owners/{id}/suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Suspend an owner: its publishes are refused (403 owner_suspended) and its deliveries wait until it is resumed; nothing is lost */
+        post: operations["owners.suspend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -870,7 +955,7 @@ export interface operations {
                             waiting_reason: {
                                 attempt?: number;
                                 /** @enum {string} */
-                                kind: "backoff" | "retry_after" | "cool_down" | "lease_busy" | "due" | "scheduled";
+                                kind: "backoff" | "retry_after" | "cool_down" | "lease_busy" | "rate_limited" | "due" | "scheduled";
                                 of?: number;
                                 retry_after_ms?: number;
                                 text: string;
@@ -984,7 +1069,7 @@ export interface operations {
                             waiting_reason: {
                                 attempt?: number;
                                 /** @enum {string} */
-                                kind: "backoff" | "retry_after" | "cool_down" | "lease_busy" | "due" | "scheduled";
+                                kind: "backoff" | "retry_after" | "cool_down" | "lease_busy" | "rate_limited" | "due" | "scheduled";
                                 of?: number;
                                 retry_after_ms?: number;
                                 text: string;
@@ -1182,7 +1267,7 @@ export interface operations {
                         waiting_reason: {
                             attempt?: number;
                             /** @enum {string} */
-                            kind: "backoff" | "retry_after" | "cool_down" | "lease_busy" | "due" | "scheduled";
+                            kind: "backoff" | "retry_after" | "cool_down" | "lease_busy" | "rate_limited" | "due" | "scheduled";
                             of?: number;
                             retry_after_ms?: number;
                             text: string;
@@ -1623,8 +1708,37 @@ export interface operations {
                                 [key: string]: string;
                             };
                             id: string;
+                            /** @description The client certificate as shown: never its private key */
+                            mtls: {
+                                /** @description The pinned CA (PEM), or null: the system authorities */
+                                ca: string | null;
+                                /** @description The client certificate (PEM, public) */
+                                certificate: string;
+                                /** @description SHA-256 fingerprint of the client certificate */
+                                fingerprint: string;
+                                not_after: string;
+                                subject: string | null;
+                            } | null;
+                            /** @description OAuth2 client credentials as shown: never the client secret */
+                            oauth2: {
+                                audience: string | null;
+                                client_id: string;
+                                scope: string | null;
+                                token_url: string;
+                            } | null;
+                            /**
+                             * @description strict: a delivery waits until every earlier one to this endpoint (event occurred_at, then id) is completed or discarded; default none
+                             * @enum {string}
+                             */
+                            ordering: "none" | "strict";
                             /** @description whpk_ + base64 of the ed25519 public key that verifies v1a signatures; null until the scheme includes v1a */
                             public_key: string | null;
+                            /** @description The rate limit, or null */
+                            rate_limit: {
+                                adaptive: boolean;
+                                burst: number;
+                                per_second: number;
+                            } | null;
                             /** @description The names of the secret headers (their values are never shown) */
                             secret_headers: string[];
                             /**
@@ -1711,6 +1825,55 @@ export interface operations {
                         };
                     };
                     /**
+                     * @description mTLS: a client certificate presented on connect (null removes it)
+                     * @default null
+                     */
+                    mtls?: {
+                        /** @description PEM of the authority the receiver's certificate must chain to; absent: the system's */
+                        ca?: string | null;
+                        /** @description The client certificate, PEM (a chain may follow the leaf) */
+                        certificate: string;
+                        /** @description The certificate's private key, PEM, unencrypted; sealed at rest, never shown. Required on create; on update leaving it out keeps the one held */
+                        private_key?: string;
+                    } | null;
+                    /**
+                     * @description OAuth2 client credentials: a bearer token sent as authorization (null removes it)
+                     * @default null
+                     */
+                    oauth2?: {
+                        audience?: string | null;
+                        client_id: string;
+                        /** @description Sealed at rest, never shown. Required on create, and on an update that changes token_url; otherwise on update leaving it out keeps the one held */
+                        client_secret?: string;
+                        scope?: string | null;
+                        /** @description Where the token is fetched (POST, grant_type=client_credentials, client_secret_basic); egress-guarded like the endpoint */
+                        token_url: string;
+                    } | null;
+                    /**
+                     * @description strict: a delivery waits until every earlier one to this endpoint (event occurred_at, then id) is completed or discarded; default none
+                     * @default none
+                     * @enum {string}
+                     */
+                    ordering?: "none" | "strict";
+                    /**
+                     * @description A rate limit the claim enforces across every worker (a token bucket on the database clock); null: none
+                     * @default null
+                     */
+                    rate_limit?: {
+                        /**
+                         * @description Halve the rate on a 429/503 answer and recover it slowly
+                         * @default false
+                         */
+                        adaptive?: boolean;
+                        /**
+                         * @description Requests at once after an idle spell (default 1)
+                         * @default 1
+                         */
+                        burst?: number;
+                        /** @description Sustained requests per second (0.5 = one every 2 s) */
+                        per_second: number;
+                    } | null;
+                    /**
                      * @description Which signatures requests carry: v1 (HMAC-SHA256, whsec_), v1a (ed25519, whpk_), or both
                      * @default v1
                      * @enum {string}
@@ -1746,8 +1909,37 @@ export interface operations {
                                 [key: string]: string;
                             };
                             id: string;
+                            /** @description The client certificate as shown: never its private key */
+                            mtls: {
+                                /** @description The pinned CA (PEM), or null: the system authorities */
+                                ca: string | null;
+                                /** @description The client certificate (PEM, public) */
+                                certificate: string;
+                                /** @description SHA-256 fingerprint of the client certificate */
+                                fingerprint: string;
+                                not_after: string;
+                                subject: string | null;
+                            } | null;
+                            /** @description OAuth2 client credentials as shown: never the client secret */
+                            oauth2: {
+                                audience: string | null;
+                                client_id: string;
+                                scope: string | null;
+                                token_url: string;
+                            } | null;
+                            /**
+                             * @description strict: a delivery waits until every earlier one to this endpoint (event occurred_at, then id) is completed or discarded; default none
+                             * @enum {string}
+                             */
+                            ordering: "none" | "strict";
                             /** @description whpk_ + base64 of the ed25519 public key that verifies v1a signatures; null until the scheme includes v1a */
                             public_key: string | null;
+                            /** @description The rate limit, or null */
+                            rate_limit: {
+                                adaptive: boolean;
+                                burst: number;
+                                per_second: number;
+                            } | null;
                             /** @description The names of the secret headers (their values are never shown) */
                             secret_headers: string[];
                             /**
@@ -1873,8 +2065,37 @@ export interface operations {
                             [key: string]: string;
                         };
                         id: string;
+                        /** @description The client certificate as shown: never its private key */
+                        mtls: {
+                            /** @description The pinned CA (PEM), or null: the system authorities */
+                            ca: string | null;
+                            /** @description The client certificate (PEM, public) */
+                            certificate: string;
+                            /** @description SHA-256 fingerprint of the client certificate */
+                            fingerprint: string;
+                            not_after: string;
+                            subject: string | null;
+                        } | null;
+                        /** @description OAuth2 client credentials as shown: never the client secret */
+                        oauth2: {
+                            audience: string | null;
+                            client_id: string;
+                            scope: string | null;
+                            token_url: string;
+                        } | null;
+                        /**
+                         * @description strict: a delivery waits until every earlier one to this endpoint (event occurred_at, then id) is completed or discarded; default none
+                         * @enum {string}
+                         */
+                        ordering: "none" | "strict";
                         /** @description whpk_ + base64 of the ed25519 public key that verifies v1a signatures; null until the scheme includes v1a */
                         public_key: string | null;
+                        /** @description The rate limit, or null */
+                        rate_limit: {
+                            adaptive: boolean;
+                            burst: number;
+                            per_second: number;
+                        } | null;
                         /** @description The names of the secret headers (their values are never shown) */
                         secret_headers: string[];
                         /**
@@ -2018,6 +2239,45 @@ export interface operations {
                             value?: string;
                         };
                     };
+                    /** @description mTLS: a client certificate presented on connect (null removes it) */
+                    mtls?: {
+                        /** @description PEM of the authority the receiver's certificate must chain to; absent: the system's */
+                        ca?: string | null;
+                        /** @description The client certificate, PEM (a chain may follow the leaf) */
+                        certificate: string;
+                        /** @description The certificate's private key, PEM, unencrypted; sealed at rest, never shown. Required on create; on update leaving it out keeps the one held */
+                        private_key?: string;
+                    } | null;
+                    /** @description OAuth2 client credentials: a bearer token sent as authorization (null removes it) */
+                    oauth2?: {
+                        audience?: string | null;
+                        client_id: string;
+                        /** @description Sealed at rest, never shown. Required on create, and on an update that changes token_url; otherwise on update leaving it out keeps the one held */
+                        client_secret?: string;
+                        scope?: string | null;
+                        /** @description Where the token is fetched (POST, grant_type=client_credentials, client_secret_basic); egress-guarded like the endpoint */
+                        token_url: string;
+                    } | null;
+                    /**
+                     * @description strict: a delivery waits until every earlier one to this endpoint (event occurred_at, then id) is completed or discarded; default none
+                     * @enum {string}
+                     */
+                    ordering?: "none" | "strict";
+                    /** @description A rate limit the claim enforces across every worker (a token bucket on the database clock); null: none */
+                    rate_limit?: {
+                        /**
+                         * @description Halve the rate on a 429/503 answer and recover it slowly
+                         * @default false
+                         */
+                        adaptive?: boolean;
+                        /**
+                         * @description Requests at once after an idle spell (default 1)
+                         * @default 1
+                         */
+                        burst?: number;
+                        /** @description Sustained requests per second (0.5 = one every 2 s) */
+                        per_second: number;
+                    } | null;
                     /**
                      * @description Which signatures requests carry: v1 (HMAC-SHA256, whsec_), v1a (ed25519, whpk_), or both
                      * @enum {string}
@@ -2052,8 +2312,37 @@ export interface operations {
                             [key: string]: string;
                         };
                         id: string;
+                        /** @description The client certificate as shown: never its private key */
+                        mtls: {
+                            /** @description The pinned CA (PEM), or null: the system authorities */
+                            ca: string | null;
+                            /** @description The client certificate (PEM, public) */
+                            certificate: string;
+                            /** @description SHA-256 fingerprint of the client certificate */
+                            fingerprint: string;
+                            not_after: string;
+                            subject: string | null;
+                        } | null;
+                        /** @description OAuth2 client credentials as shown: never the client secret */
+                        oauth2: {
+                            audience: string | null;
+                            client_id: string;
+                            scope: string | null;
+                            token_url: string;
+                        } | null;
+                        /**
+                         * @description strict: a delivery waits until every earlier one to this endpoint (event occurred_at, then id) is completed or discarded; default none
+                         * @enum {string}
+                         */
+                        ordering: "none" | "strict";
                         /** @description whpk_ + base64 of the ed25519 public key that verifies v1a signatures; null until the scheme includes v1a */
                         public_key: string | null;
+                        /** @description The rate limit, or null */
+                        rate_limit: {
+                            adaptive: boolean;
+                            burst: number;
+                            per_second: number;
+                        } | null;
                         /** @description The names of the secret headers (their values are never shown) */
                         secret_headers: string[];
                         /**
@@ -2184,7 +2473,7 @@ export interface operations {
                             waiting_reason: {
                                 attempt?: number;
                                 /** @enum {string} */
-                                kind: "backoff" | "retry_after" | "cool_down" | "lease_busy" | "due" | "scheduled";
+                                kind: "backoff" | "retry_after" | "cool_down" | "lease_busy" | "rate_limited" | "due" | "scheduled";
                                 of?: number;
                                 retry_after_ms?: number;
                                 text: string;
@@ -3887,6 +4176,12 @@ export interface operations {
                                 inconsistent: number;
                                 missing_live: number;
                             };
+                            owners: {
+                                changed: number;
+                                extra_live: number;
+                                inconsistent: number;
+                                missing_live: number;
+                            };
                         };
                         differences: {
                             columns: string[];
@@ -3902,7 +4197,7 @@ export interface operations {
                                 [key: string]: unknown;
                             } | null;
                             /** @enum {string} */
-                            table: "endpoints" | "deliveries" | "endpoint_queue" | "events" | "api_tokens" | "access_codes" | "embeds" | "event_types";
+                            table: "endpoints" | "deliveries" | "endpoint_queue" | "events" | "api_tokens" | "access_codes" | "embeds" | "event_types" | "owners";
                         }[];
                         differences_omitted: number;
                         differences_total: number;
@@ -4153,6 +4448,517 @@ export interface operations {
                             size: number;
                         };
                         unsealed_rows: number;
+                    };
+                };
+            };
+            /** @description Problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "owners.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            created_at: string | null;
+                            id: string;
+                            max_endpoints: number | null;
+                            max_in_flight: number | null;
+                            publish_burst: number | null;
+                            publish_per_second: number | null;
+                            suspended: {
+                                at: string;
+                                reason: string | null;
+                            } | null;
+                            updated_at: string | null;
+                            usage: {
+                                attempts_24h: number;
+                                backlog: number;
+                                deliveries_24h: number;
+                                endpoints: number;
+                            };
+                            weight: number;
+                        }[];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "owners.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        created_at: string | null;
+                        id: string;
+                        max_endpoints: number | null;
+                        max_in_flight: number | null;
+                        publish_burst: number | null;
+                        publish_per_second: number | null;
+                        suspended: {
+                            at: string;
+                            reason: string | null;
+                        } | null;
+                        updated_at: string | null;
+                        usage: {
+                            attempts_24h: number;
+                            backlog: number;
+                            deliveries_24h: number;
+                            endpoints: number;
+                        };
+                        weight: number;
+                    };
+                };
+            };
+            /** @description Problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "owners.set_limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    max_endpoints?: number | null;
+                    max_in_flight?: number | null;
+                    publish_burst?: number | null;
+                    publish_per_second?: number | null;
+                    weight?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        created_at: string | null;
+                        id: string;
+                        max_endpoints: number | null;
+                        max_in_flight: number | null;
+                        publish_burst: number | null;
+                        publish_per_second: number | null;
+                        suspended: {
+                            at: string;
+                            reason: string | null;
+                        } | null;
+                        updated_at: string | null;
+                        usage: {
+                            attempts_24h: number;
+                            backlog: number;
+                            deliveries_24h: number;
+                            endpoints: number;
+                        };
+                        weight: number;
+                    };
+                };
+            };
+            /** @description Problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "owners.resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        created_at: string | null;
+                        id: string;
+                        max_endpoints: number | null;
+                        max_in_flight: number | null;
+                        publish_burst: number | null;
+                        publish_per_second: number | null;
+                        suspended: {
+                            at: string;
+                            reason: string | null;
+                        } | null;
+                        updated_at: string | null;
+                        usage: {
+                            attempts_24h: number;
+                            backlog: number;
+                            deliveries_24h: number;
+                            endpoints: number;
+                        };
+                        weight: number;
+                    };
+                };
+            };
+            /** @description Problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "owners.suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @default suspended by an operator */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        created_at: string | null;
+                        id: string;
+                        max_endpoints: number | null;
+                        max_in_flight: number | null;
+                        publish_burst: number | null;
+                        publish_per_second: number | null;
+                        suspended: {
+                            at: string;
+                            reason: string | null;
+                        } | null;
+                        updated_at: string | null;
+                        usage: {
+                            attempts_24h: number;
+                            backlog: number;
+                            deliveries_24h: number;
+                            endpoints: number;
+                        };
+                        weight: number;
                     };
                 };
             };

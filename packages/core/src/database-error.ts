@@ -13,6 +13,7 @@ const UNAVAILABLE_SQLSTATES = new Set([
   '57P03', // cannot_connect_now: the database system is starting up / shutting down
   '53300', // too_many_connections
   '58030', // io_error
+  '25006', // read_only_sql_transaction: a standby (mid-failover, before the pool finds the promoted one)
 ])
 const RETRYABLE_SQLSTATES = new Set([
   '40001', // serialization_failure

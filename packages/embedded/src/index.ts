@@ -5,3 +5,4 @@
  */
 export * from './embedded-database.js'
 export { SHARED_ROOT as EMBEDDED_SHARED_ROOT } from './embedded-cluster-account.js'
+export * from './embedded-standby.js'

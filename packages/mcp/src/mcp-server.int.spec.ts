@@ -94,6 +94,11 @@ describe('createMcpServer: the MCP projection of the registry', () => {
       'ledger_replay',
       'ledger_snapshot',
       'ledger_verify',
+      'owners_get',
+      'owners_list',
+      'owners_resume',
+      'owners_set_limits',
+      'owners_suspend',
     ])
   })
 
@@ -181,6 +186,13 @@ describe('createMcpServer: the MCP projection of the registry', () => {
     expect(await operator.call('ledger_snapshot')).toMatchObject({ fresh: true, snapshot: { seq: 1 } })
     expect(await operator.call('ledger_verify', {})).toMatchObject({ ok: true, snapshot: { seq: 1, digest_matches: true } })
     expect((await operator.call('ledger_export', {})).data[0]).toMatchObject({ type: 'header' })
+    // Owners: limits, suspension, usage — each change a ledger entry replay folds.
+    expect(await operator.call('owners_set_limits', { id: 'acme', max_endpoints: 5, weight: 2 })).toMatchObject({ id: 'acme', max_endpoints: 5, weight: 2 })
+    expect((await operator.call('owners_suspend', { id: 'acme', reason: 'mcp' })).suspended).toMatchObject({ reason: 'mcp' })
+    expect((await operator.call('owners_resume', { id: 'acme' })).suspended).toBeNull()
+    expect((await operator.call('owners_get', { id: 'acme' })).usage).toMatchObject({ endpoints: 0 })
+    expect((await operator.call('owners_list')).data).toContainEqual(expect.objectContaining({ id: 'acme', weight: 2 }))
+    expect((await operator.call('ledger_replay')).differences).toEqual([])
     expect([...operator.called].sort()).toEqual(operator.tools.map((t) => t.name).sort())
   })
 

@@ -30,7 +30,7 @@ export async function eventPublish(
     )
     return outcome!
   } catch (err) {
-    if (err instanceof PublishError) throw new OpError(err.code, err.message, err.field, err.pointer)
+    if (err instanceof PublishError) throw new OpError(err.code, err.message, err.field, err.pointer, err.retryAt)
     throw err
   }
 }

@@ -20,6 +20,7 @@ export const OP_ERROR_CODES = [
   'glob_matches_nothing',
   'header_reserved',
   'invalid_header',
+  'invalid_mtls',
   'unknown_access_code',
   'revoked_access_code',
   'egress_blocked',
@@ -35,6 +36,9 @@ export const OP_ERROR_CODES = [
   'snapshot_unsigned',
   'signing_key_unavailable',
   'ledger_public_key_unavailable',
+  'owner_suspended',
+  'owner_rate_limited',
+  'endpoint_limit_reached',
 ] as const
 export type OpErrorCode = (typeof OP_ERROR_CODES)[number]
 
@@ -50,6 +54,8 @@ export class OpError extends Error {
     readonly field?: string,
     /** Where in the input, as a JSON pointer (`/data/order_id`), when a schema placed it. */
     readonly pointer?: string,
+    /** A refusal that passes (`owner_rate_limited`): from when the caller may try again. */
+    readonly retryAt?: Date,
   ) {
     super(message)
     this.name = 'OpError'

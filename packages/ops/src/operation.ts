@@ -1,7 +1,7 @@
 import type { TlogPolicy } from '@hookledger/ledger'
 import type { z } from 'zod'
 import type { Clock, EgressPolicy, EventCatalog, Logger, SecretBox } from '@hookledger/core'
-import type { Db, TokenPrincipal, TokenScope } from '@hookledger/store'
+import type { Db, ReadReplica, TokenPrincipal, TokenScope } from '@hookledger/store'
 import type { LedgerKeys } from './ledger-keys.js'
 
 /** Everything an operation may use; built once by the composition root. */
@@ -22,6 +22,8 @@ export interface OpDeps {
   readonly ledgerKeys: LedgerKeys
   /** The log's witness policy (HOOKLEDGER_WITNESS_POLICY): what checkpoint is served and proven against. Absent: none. */
   readonly logPolicy?: TlogPolicy | null
+  /** HOOKLEDGER_READ_DATABASE_URL: the replica the read-heavy operations read (the API routes them there). Absent: none. */
+  readonly readReplica?: ReadReplica | null
 }
 
 /** Who is calling: a token's principal. */

@@ -47,10 +47,20 @@ const SEALED_KEYS = new Set([
 const SEALED_MAPS = new Set(['secret_headers_sealed'])
 const sealedMap = (v: unknown) =>
   v !== null && typeof v === 'object' ? Object.fromEntries(Object.keys(v).map((name) => [name, '[sealed]'])) : v
-const withoutSealed = (record: Record<string, unknown> | null) =>
+// Client authentication objects hold a sealed part of their own (mtls.private_key_sealed, …).
+const SEALED_INSIDE = new Set(['mtls', 'oauth2'])
+const NESTED_SEALED_KEYS = new Set(['private_key_sealed', 'client_secret_sealed'])
+const sealedInside = (v: unknown) =>
+  v !== null && typeof v === 'object'
+    ? Object.fromEntries(Object.entries(v).map(([k, inner]) => [k, NESTED_SEALED_KEYS.has(k) ? '[sealed]' : inner]))
+    : v
+const withoutSealed = (record: Record<string, unknown> | null): Record<string, unknown> | null =>
   record &&
   Object.fromEntries(
-    Object.entries(record).map(([k, v]) => [k, SEALED_MAPS.has(k) ? sealedMap(v) : SEALED_KEYS.has(k) && v !== null ? '[sealed]' : v]),
+    Object.entries(record).map(([k, v]) => [
+      k,
+      SEALED_MAPS.has(k) ? sealedMap(v) : SEALED_INSIDE.has(k) ? sealedInside(v) : SEALED_KEYS.has(k) && v !== null ? '[sealed]' : v,
+    ]),
   )
 
 function ledgerEntryView(row: LedgerRow): z.input<typeof ledgerEntrySchema> {
@@ -139,7 +149,7 @@ export const replayReportSchema = z.object({
   /** The differences kept (up to `max_differences`); the totals count them all. */
   differences: z.array(
     z.object({
-      table: z.enum(['endpoints', 'deliveries', 'endpoint_queue', 'events', 'api_tokens', 'access_codes', 'embeds', 'event_types']),
+      table: z.enum(['endpoints', 'deliveries', 'endpoint_queue', 'events', 'api_tokens', 'access_codes', 'embeds', 'event_types', 'owners']),
       key: z.string(),
       kind: differenceKind,
       columns: z.array(z.string()),
@@ -155,7 +165,7 @@ export const replayReportSchema = z.object({
   difference_counts: z.object({
     endpoints: differenceCounts, deliveries: differenceCounts, endpoint_queue: differenceCounts,
     events: differenceCounts, api_tokens: differenceCounts, access_codes: differenceCounts, embeds: differenceCounts,
-    event_types: differenceCounts,
+    event_types: differenceCounts, owners: differenceCounts,
   }),
 })
 

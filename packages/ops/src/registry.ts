@@ -5,6 +5,7 @@ import { webhooksStats } from './endpoint-health-ops.js'
 import { webhooksRecover } from './endpoint-recover-ops.js'
 import { deliveriesList, deliveriesRedeliver } from './delivery-ops.js'
 import { ledgerAuditOp, ledgerReadOp, ledgerReplayOp } from './operator-ops.js'
+import { ownersGet, ownersList, ownersResume, ownersSetLimits, ownersSuspend } from './owners/owner-ops.js'
 import {
   accessCodesGet,
   accessCodesPut,
@@ -71,6 +72,11 @@ export const OPERATIONS: readonly Operation[] = [
   ledgerVerifyOp,
   ledgerSnapshotOp,
   ledgerExportOp,
+  ownersList,
+  ownersGet,
+  ownersSetLimits,
+  ownersSuspend,
+  ownersResume,
 ] as unknown as readonly Operation[]
 
 export function findOperation(name: string): Operation | undefined {

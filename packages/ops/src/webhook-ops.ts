@@ -16,6 +16,7 @@ import {
   deliveryGet,
   deliveryList,
   endpointCreate,
+  endpointQuotaCheck,
   endpointDelete,
   endpointGet,
   endpointList,
@@ -30,7 +31,8 @@ import { OpError, notFound } from './op-error.js'
 import { defineOp, ok, type OpContext } from './operation.js'
 import { endpointGlobsCheck } from './endpoint-globs.js'
 import { deliveryViews } from './waiting-view.js'
-import { endpointHeadersInput, followRedirectsSchema, sealEndpointHeaders } from './endpoint-options.js'
+import { endpointHeadersInput, followRedirectsSchema, orderingSchema, rateLimitInput, sealEndpointHeaders } from './endpoint-options.js'
+import { endpointMtlsInput, endpointOauth2Input, sealEndpointAuth } from './endpoint-auth-options.js'
 import { attemptExchanges } from './attempt-exchange-view.js'
 import {
   attemptSchema,
@@ -116,14 +118,22 @@ export const webhooksCreate = defineOp({
     signature_scheme: signatureSchemeSchema.default('v1'),
     headers: endpointHeadersInput.default({}),
     follow_redirects: followRedirectsSchema.default('same_origin'),
+    rate_limit: rateLimitInput.default(null),
+    ordering: orderingSchema.default('none'),
+    mtls: endpointMtlsInput.default(null),
+    oauth2: endpointOauth2Input.default(null),
   }),
   output: z.object({ endpoint: endpointSchema, secret: z.string() }),
   async handler(ctx, input) {
     await checkEndpointInput(ctx, input)
     const headers = sealEndpointHeaders(ctx.deps.secretBox, input.headers, null)
+    const auth = sealEndpointAuth(ctx.deps, ctx.deps.clock.now(), input, null, input.url)
     const secret = generateWebhookSecret()
-    const row = await ctx.deps.db.transaction().execute((trx) =>
-      endpointCreate(trx, ownerCtx(ctx), {
+    const row = await ctx.deps.db.transaction().execute(async (trx) => {
+      // The owner's max_endpoints (owners, migration 0009), counted in this transaction.
+      const overQuota = await endpointQuotaCheck(trx, ctx.principal.owner_id)
+      if (overQuota !== null) throw new OpError('endpoint_limit_reached', overQuota)
+      return endpointCreate(trx, ownerCtx(ctx), {
         url: input.url,
         description: input.description,
         event_types: input.event_types,
@@ -134,8 +144,11 @@ export const webhooksCreate = defineOp({
         v1a_key: signsV1a(input.signature_scheme) ? freshV1aKey(ctx.deps.secretBox) : null,
         headers,
         follow_redirects: input.follow_redirects,
-      }),
-    )
+        rate_limit: input.rate_limit,
+        ordering: input.ordering,
+        ...auth,
+      })
+    })
     return { status: 201, body: { endpoint: endpointView(row), secret }, location: `/api/admin/webhooks/${row.id}` }
   },
 })
@@ -243,9 +256,13 @@ export const webhooksUpdate = defineOp({
     signature_scheme: signatureSchemeSchema.optional(),
     headers: endpointHeadersInput.optional(),
     follow_redirects: followRedirectsSchema.optional(),
+    rate_limit: rateLimitInput.optional(),
+    ordering: orderingSchema.optional(),
+    mtls: endpointMtlsInput.optional(),
+    oauth2: endpointOauth2Input.optional(),
   }),
   output: endpointSchema,
-  async handler(ctx, { id, headers, ...patch }) {
+  async handler(ctx, { id, headers, mtls, oauth2, ...patch }) {
     await checkEndpointInput(ctx, patch, id)
     // Offered in case the endpoint has no key pair yet; the decider keeps an existing one.
     const fresh =
@@ -258,6 +275,8 @@ export const webhooksUpdate = defineOp({
         ...patch,
         ...fresh,
         ...(headers !== undefined && { headers: sealEndpointHeaders(ctx.deps.secretBox, headers, current) }),
+        // Without a new private key / client secret, the one held is kept (checked against the rest).
+        ...sealEndpointAuth(ctx.deps, ctx.deps.clock.now(), { mtls, oauth2 }, current, patch.url ?? current.url),
       })),
     )
     if (!row) throw notFound('endpoint')

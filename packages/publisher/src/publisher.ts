@@ -7,6 +7,8 @@ import {
   eventConflictRefusal,
   eventRefusal,
   eventWarning,
+  ownerPublishRefusal,
+  type OwnerPublishRefusalAnswer,
   type DeclaredEventType,
   type EventCatalog,
 } from '@hookledger/core'
@@ -88,9 +90,22 @@ export function createPublisher(options: PublisherOptions = {}): Publisher {
     // One call per owner (each write function touches one owner's rows); outcomes keep the batch's order.
     const outcomes: [number, boolean, boolean | null][] = []
     const sameOf = new Map<number, boolean | null>()
-    for (const [owner, members] of groupByOwner(unique)) {
+    // In owner order: a rate-limited owner's bucket row is locked until commit (migration 0009),
+    // so two transactions publishing for the same owners take those locks in the same order.
+    const groups = [...groupByOwner(unique)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    // A batch spanning owners: a later owner's refusal (suspended, over its limit) must take back
+    // what the earlier owners' calls wrote, so the batch is refused whole, before anything stays.
+    const spans = groups.length > 1
+    if (spans) await run(`savepoint hookledger_publish_batch`, [])
+    for (const [owner, members] of groups) {
       const json = eventsJson(members.map((m) => m.event))
-      const [row] = await run<{ outcomes: [number, boolean, boolean | null][] }>(insert, [owner, json, opts.now?.toISOString() ?? null, opts.actor ?? actor])
+      const [row] = await run<{ outcomes: [number, boolean, boolean | null][] | OwnerPublishRefusalAnswer }>(insert, [owner, json, opts.now?.toISOString() ?? null, opts.actor ?? actor])
+      // The owner is suspended or over its publish limit (migration 0009): refused before anything
+      // was written, the caller's transaction intact.
+      if (!Array.isArray(row!.outcomes)) {
+        if (spans) await run(`rollback to savepoint hookledger_publish_batch`, [])
+        throw new PublishError(ownerPublishRefusal(owner, row!.outcomes))
+      }
       const answered = row!.outcomes.map(([k, created, same]) => [members[k - 1]!.n, created, same] as [number, boolean, boolean | null])
       outcomes.push(...answered)
       for (const [n, , same] of answered) sameOf.set(n, same)
@@ -100,6 +115,7 @@ export function createPublisher(options: PublisherOptions = {}): Publisher {
         for (const [k, same] of again!.outcomes) sameOf.set(members[k - 1]!.n, same)
       }
     }
+    if (spans) await run(`release savepoint hookledger_publish_batch`, [])
     outcomes.sort((a, b) => a[0] - b[0])
     for (const [n, created] of outcomes) {
       if (!created && sameOf.get(n) !== true) {

@@ -14,7 +14,7 @@ import {
   type SnoozeBudget,
 } from '@hookledger/core'
 import { ledgerPublicKeyText, parseGivenLedgerKey, parseTlogPolicy, type TlogPolicy, parseLedgerPublicKey, parseLedgerSigningKey } from '@hookledger/ledger'
-import { assertDbSchemaName, DEFAULT_DB_SCHEMA } from '@hookledger/store'
+import { assertDbSchemaName, DEFAULT_DB_SCHEMA, splitHosts } from '@hookledger/store'
 
 const intIn = (min: number, max: number, def: number) =>
   z
@@ -89,9 +89,12 @@ export function loadCatalogFile(file: string): { file: string; entries: unknown[
  * `<checkout>/.hookledger`, wherever the command is run from: `npm start` in one terminal and
  * `npx hookledger …` in another (from any directory) find the same embedded cluster and key.
  */
+/** One URL, or libpq's several hosts (`postgres://u:p@h1:5432,h2:5433/db`: the one that is primary is written to). */
 function postgresUrl(v: string): string {
-  const u = new URL(v)
-  if (!/^postgres(ql)?:$/.test(u.protocol)) throw new Error('must be a postgres:// URL')
+  for (const one of splitHosts(v)) {
+    const u = new URL(one)
+    if (!/^postgres(ql)?:$/.test(u.protocol)) throw new Error('must be a postgres:// URL')
+  }
   return v
 }
 
@@ -110,6 +113,13 @@ export const configSchema = z.object({
   DATABASE_URL: checked(postgresUrl),
   /** A URL that may migrate and create roles, when DATABASE_URL is the service's own (unprivileged) one. */
   HOOKLEDGER_MIGRATE_URL: checked(postgresUrl),
+  /**
+   * A streaming replica of DATABASE_URL's primary (its host(s); the service role's credentials and
+   * database are used there): history reads (delivery logs, attempts, stats, receipts, exports,
+   * verify) go to it, with `x-hookledger-replica-lag-ms`; a caller's read after its own write
+   * goes to the primary until the replica has replayed that write.
+   */
+  HOOKLEDGER_READ_DATABASE_URL: checked(postgresUrl),
   HOOKLEDGER_DB_SCHEMA: z.string().optional().transform((v, ctx) => {
     if (v === undefined || v === '') return DEFAULT_DB_SCHEMA
     try {

@@ -12,6 +12,8 @@ const USAGE = `usage: hookledger <command>
   serve [--role api|worker|all] [--port N]   API + dispatcher (default: all)
   migrate                                     create the roles, apply migrations as the owner, grant (prints what it did)
   db grant                                    create the database roles and re-apply their grants (prints what it did)
+  db standby --from URL --data-dir D [--name N] [--port P]
+                                              a streaming standby of the primary at URL (on this machine), started
   database-url [--role publisher|service|reader]
                                               a role's URL (credentials included); publisher: for an app that publishes
   listen [--port 9000] [--secret whsec_…] [--status 204] [--count N] [--json]
@@ -133,9 +135,9 @@ async function ledgerCommand(io: CliIo, config: Config, sub: string | undefined,
       return withDatabase(config, async ({ db }) => cli.ledgerPublicKeyCommand(io, { publicKey, origin: await logOriginStored(db), json: values.json }))
     }
     case 'receipt':
-      return withDatabase(config, ({ db }) => cli.ledgerReceiptCommand(db, io, values))
+      return withDatabase(config, ({ db, readDb }) => cli.ledgerReceiptCommand(readDb ?? db, io, values))
     case 'export':
-      return withDatabase(config, ({ db }) => cli.ledgerExportCommand(db, io, values))
+      return withDatabase(config, ({ db, readDb }) => cli.ledgerExportCommand(readDb ?? db, io, values))
     case 'verify': {
       // Offline (a file or a receipt) needs no database, and no key of this installation when
       // --public-key names the one to trust.
@@ -145,7 +147,8 @@ async function ledgerCommand(io: CliIo, config: Config, sub: string | undefined,
       if (offline) return cli.ledgerVerifyCommand(null, io, { ...values, defaultPublicKey: values['public-key'] ? undefined : ownLedgerPublicKey(config, { secret: true })?.publicKey })
       return withDatabase(config, async (database) => {
         const defaultPublicKey = values['public-key'] ? undefined : (await createLedgerKeys(config, database.db, { kind: 'on-demand' }).publicKey())?.publicKey
-        return cli.ledgerVerifyCommand(async () => ({ db: database.db, close: async () => {} }), io, { ...values, defaultPublicKey, handOvers: await keyHandOvers(config) })
+        // HOOKLEDGER_READ_DATABASE_URL: verify reads the replica (it only reads).
+        return cli.ledgerVerifyCommand(async () => ({ db: database.readDb ?? database.db, close: async () => {} }), io, { ...values, defaultPublicKey, handOvers: await keyHandOvers(config) })
       })
     }
   }
@@ -199,6 +202,7 @@ async function run(io: CliIo, env: NodeJS.ProcessEnv, command: string | undefine
     case 'migrate':
       return withDatabase(config, async () => (io.out('migrated'), 0), { onRoleAction: (line) => io.out(line) })
     case 'db':
+      if (sub === 'standby') return (await import('./standby-command.js')).standbyCommand(io, rest)
       if (sub !== 'grant') return null
       // The roles and grants, created or re-applied, each thing done on its own line.
       return withDatabase(config, async () => (io.out('granted'), 0), { onRoleAction: (line) => io.out(line) })

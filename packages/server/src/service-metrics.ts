@@ -1,8 +1,9 @@
 import type { WitnessOutcome } from '@hookledger/worker'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { AttemptResult, Clock, LedgerEntry } from '@hookledger/core'
-import { queueStats, type Db, type QueueStats } from '@hookledger/store'
+import { ownersQueueStats, queueStats, type Db, type OwnersQueueStats, type QueueStats } from '@hookledger/store'
 import type { DispatcherObserver } from '@hookledger/worker'
+import { registerOwnerMetrics } from './owner-metrics.js'
 
 /** Gauges that need a query are read at most this often, whatever the scrape rate. */
 export const QUEUE_STATS_CACHE_MS = 5_000
@@ -174,6 +175,17 @@ export function createServiceMetrics(options: { db: Db; clock: Clock }): Service
     },
     ['state'],
   )
+  // Per owner, bounded (top N plus "other"): owner-metrics.ts. Cached like the queue figures.
+  let ownersCached: { at: number; value: Promise<OwnersQueueStats> } | null = null
+  registerOwnerMetrics(registry, () => {
+    const now = performance.now()
+    if (!ownersCached || now - ownersCached.at > QUEUE_STATS_CACHE_MS) {
+      const value = ownersQueueStats(options.db, options.clock.now())
+      ownersCached = { at: now, value }
+      value.catch(() => (ownersCached = null))
+    }
+    return ownersCached.value.catch(() => null)
+  })
   gauge('hookledger_ledger_position', 'The highest ledger position.', (s, g) => g.set(s.ledgerPosition))
   gauge('hookledger_ledger_sealed_position', 'The last ledger position a signed checkpoint covers.', (s, g) => g.set(s.sealedPosition))
   gauge('hookledger_ledger_snapshot_position', 'Replay and ledger verify start from this position (the latest signed projection snapshot; 0: none).', (s, g) => g.set(s.snapshotPosition))

@@ -19,7 +19,12 @@ import {
   apiTokenCreate,
   createDb,
   createPgNotifier,
+  createReadReplica,
   DatabaseClock,
+  onHostsOf,
+  PrimaryPool,
+  primaryHostUrl,
+  splitHosts,
   createTableEmbedAdmits,
   fanoutCatalogObserved,
   installRoleNamesOf,
@@ -56,6 +61,10 @@ export interface OpenDatabase {
   readonly migrateUrl: string
   /** Each login role's URL (`hookledger database-url --role R`). */
   readonly roleUrls: Readonly<Record<LoginRole, string>>
+  /** The service role's URL on the host that is primary now (several hosts: as the pool last found it). */
+  readonly currentUrl: () => string
+  /** HOOKLEDGER_READ_DATABASE_URL's replica, as the service role; null without one. */
+  readonly readDb: Db | null
   /** The database's clock (see store's DatabaseClock): every rule of this process reads it. */
   readonly clock: Clock
   close(): Promise<void>
@@ -88,33 +97,52 @@ export async function openDatabase(
     await admin.end()
     url = embedded.url('hookledger')
   }
+  // Several hosts (a primary and its standbys): everything that needs one connection (the
+  // migration, LISTEN) talks to the one that is primary now; the pool finds it again after a
+  // promotion (PrimaryPool).
+  const hostList = url
+  url = await primaryHostUrl(url)
   const schema = config.HOOKLEDGER_DB_SCHEMA
   // Migrate as a privileged role (the migrate URL, else DATABASE_URL or the embedded cluster's
   // own account), then connect as the service role, which owns nothing (the baseline migration).
-  const migrateUrl = config.HOOKLEDGER_MIGRATE_URL ?? url
+  const migrateUrl = config.HOOKLEDGER_MIGRATE_URL ? await primaryHostUrl(config.HOOKLEDGER_MIGRATE_URL) : url
   const passwords = installRolePasswords(loadMasterKey(config), schema)
   const { serviceUrl, roleUrls } = await migrateAsOwner({
     migrateUrl, url, schema, passwords, log, embedded: embedded !== null, ...options,
     ...(options.onRoleAction ? { onAction: options.onRoleAction } : {}),
   })
-  const pool = new pg.Pool({ connectionString: serviceUrl, max: poolSize, connectionTimeoutMillis: 10_000 })
+  const poolConfig = { max: poolSize, connectionTimeoutMillis: 10_000 }
+  const primaryPool = splitHosts(hostList).length > 1
+    ? new PrimaryPool(onHostsOf(serviceUrl, hostList), poolConfig, { onDiscover: (host) => log.info({ host: new URL(host).host }, 'database:primary_found') })
+    : null
+  const pool = primaryPool ?? new pg.Pool({ connectionString: serviceUrl, ...poolConfig })
   // A connection dropped by the server (restart, failover, shutdown) must never crash the
   // process: an idle one is replaced by the pool on next use, and one checked out fails the
   // query in flight (its unit of work is retried or rescued) — its 'error' event is handled here.
-  pool.on('error', (err) => log.debug({ err: err.message }, 'database:idle_connection_error'))
-  pool.on('connect', (client) => client.on('error', (err) => log.debug({ err: err.message }, 'database:connection_error')))
+  pool.on('error', (err: Error) => log.debug({ err: err.message }, 'database:idle_connection_error'))
+  pool.on('connect', (client: pg.PoolClient) => client.on('error', (err: Error) => log.debug({ err: err.message }, 'database:connection_error')))
   const db = createDb(pool, { schema })
   const pending = await migrationsPending(db).catch(() => [])
   if (pending.length > 0) throw new StartupError(`the database lacks migrations ${pending.join(', ')}: run \`hookledger migrate\` with HOOKLEDGER_MIGRATE_URL set to a role that may create roles`)
   const clock = await DatabaseClock.start(db, { logger: log })
+  let readDb: Db | null = null
+  if (config.HOOKLEDGER_READ_DATABASE_URL) {
+    const readPool = new pg.Pool({ connectionString: onHostsOf(serviceUrl, config.HOOKLEDGER_READ_DATABASE_URL), ...poolConfig })
+    readPool.on('error', (err: Error) => log.debug({ err: err.message }, 'database:replica_idle_connection_error'))
+    readPool.on('connect', (client: pg.PoolClient) => client.on('error', (err: Error) => log.debug({ err: err.message }, 'database:replica_connection_error')))
+    readDb = createDb(readPool, { schema })
+  }
   return {
     db,
+    readDb,
     url: serviceUrl,
+    currentUrl: () => primaryPool?.primaryUrl ?? serviceUrl,
     migrateUrl,
     roleUrls,
     clock,
     close: async () => {
       clock.stop()
+      await readDb?.destroy()
       await db.destroy()
       await embedded?.stop()
     },
@@ -200,7 +228,7 @@ export function createOpDeps(
   db: Db,
   log: Pino,
   clock: Clock,
-  options: { signingKey?: SigningKeySource; port?: number } = {},
+  options: { signingKey?: SigningKeySource; port?: number; readDb?: Db | null } = {},
 ): OpDeps {
   // Already read and validated by loadConfig.
   const extra = config.HOOKLEDGER_CATALOG_FILE?.entries ?? []
@@ -216,6 +244,7 @@ export function createOpDeps(
     eventRetentionMs: config.HOOKLEDGER_RETENTION_DAYS * 24 * 3_600_000,
     publicBaseUrl: config.HOOKLEDGER_PUBLIC_URL ?? `http://${config.HOST}:${options.port ?? config.PORT}`,
     logPolicy: config.HOOKLEDGER_WITNESS_POLICY ?? null,
+    readReplica: options.readDb ? createReadReplica(options.readDb, db) : null,
   }
 }
 
@@ -262,7 +291,7 @@ export async function startService(
     await logOriginEnsure(database.db, config.HOOKLEDGER_LOG_ORIGIN).catch((err: unknown) => {
       throw err instanceof LogOriginError ? new StartupError(err.message, { cause: err }) : err
     })
-    deps = createOpDeps(config, database.db, log, database.clock, { signingKey: sealingKey ? { kind: 'held', key: sealingKey } : { kind: 'none' } })
+    deps = createOpDeps(config, database.db, log, database.clock, { signingKey: sealingKey ? { kind: 'held', key: sealingKey } : { kind: 'none' }, readDb: database.readDb })
     // The catalog file's types go into the database catalog, which the publisher reads too.
     await catalogFileDeclare(database.db, deps.catalog, config.HOOKLEDGER_CATALOG_FILE?.entries ?? [], deps.clock.now(), log)
   } catch (err) {
@@ -303,7 +332,7 @@ export async function startService(
   let notifier: ReturnType<typeof createPgNotifier> | null = null
   let transport: ReturnType<typeof createHttpTransport> | null = null
   if (sealingKey) {
-    notifier = createPgNotifier(database.url, (err) => log.warn({ err }, 'notifier:error'))
+    notifier = createPgNotifier(database.currentUrl, (err) => log.warn({ err }, 'notifier:error'))
     const timeouts = attemptTimeoutsOf(config)
     // One tracker for the process's loops: an outage is logged once, when it begins and ends.
     const health = new DatabaseHealth(log.child({ component: 'database' }))

@@ -24,10 +24,13 @@ export interface EventToPublish {
 }
 
 /**
- * Stores an event in the caller's transaction (the transactional outbox): it is fanned out
- * only if that transaction commits. The same id again stores nothing and returns
- * `created: false`. One call of `hookledger_publish` (the baseline migration): the row, its
+ * Stores one of hookledger's own events (an operational event a settle publishes, a test event)
+ * in the caller's transaction (the transactional outbox): it is fanned out only if that
+ * transaction commits. The same id again stores nothing and returns `created: false`. One call
+ * of `hookledger_publish_internal` (the baseline's publish, migration 0009): the row, its
  * `event.published` entry with the SHA-256 of its data, and the NOTIFY, delivered on commit.
+ * An owner's publish limit and suspension hold back the owner's publishes (`hookledger_publish`,
+ * the publisher package), never these.
  */
 export async function eventInsert(
   trx: Trx,
@@ -36,7 +39,7 @@ export async function eventInsert(
   const { owner_id, event, now, actor } = params
   const input = [{ id: event.id, type: event.type, subject: event.subject, occurred_at: event.occurred_at.toISOString(), data: event.data }]
   const result = await sql<{ outcomes: [number, boolean, boolean | null][] }>`
-    select hookledger_publish(${owner_id}, ${JSON.stringify(input)}::jsonb, ${now}::timestamptz, ${actor}) as outcomes
+    select hookledger_publish_internal(${owner_id}, ${JSON.stringify(input)}::jsonb, ${now}::timestamptz, ${actor}) as outcomes
   `.execute(trx)
   return { id: event.id, created: result.rows[0]!.outcomes[0]![1] }
 }

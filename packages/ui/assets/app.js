@@ -6,6 +6,7 @@ import { eventExplainPage } from './event-explain.js'
 import { EVENT_TYPES_PATH, eventTypesPage } from './catalog/event-types.js'
 import { endpointPage } from './endpoint.js'
 import { newEndpointPage } from './endpoint-new.js'
+import { OWNERS_PATH, ownersPage } from './owners/owners.js'
 import { navigate, startRouter } from './router.js'
 import { SIGN_IN_PATH, signInPage } from './sign-in.js'
 import { asProblem, fill, flash, h, pageHeading, problemAlert } from './ui.js'
@@ -20,6 +21,7 @@ const routes = [
   { pattern: /^\/ui\/deliveries\/([^/]+)$/, page: deliveryPage, section: 'deliveries' },
   { pattern: /^\/ui\/events\/([^/]+)\/explain$/, page: eventExplainPage, section: 'deliveries' },
   { pattern: new RegExp(`^${EVENT_TYPES_PATH}$`), page: eventTypesPage, section: 'event-types' },
+  { pattern: new RegExp(`^${OWNERS_PATH}$`), page: ownersPage, section: 'owners' },
 ]
 
 const main = document.getElementById('main')

@@ -153,6 +153,7 @@ describe('ledger replay: every difference counted', () => {
       access_codes: { changed: 0, missing_live: 0, extra_live: 0, inconsistent: 0 },
       embeds: { changed: 0, missing_live: 0, extra_live: 0, inconsistent: 0 },
       event_types: { changed: 0, missing_live: 0, extra_live: 0, inconsistent: 0 },
+      owners: { changed: 0, missing_live: 0, extra_live: 0, inconsistent: 0 },
     })
     expect(report.live).toEqual({ endpoints: 1, deliveries: forged + 1 })
     expect(report.deliveries).toBe(1)

@@ -54,6 +54,8 @@ export type InputRefusalCode =
   | 'event_id_conflict'
   | 'event_data_invalid'
   | 'event_type_deprecated'
+  | 'owner_suspended'
+  | 'owner_rate_limited'
 
 export interface InputRefusal {
   readonly code: InputRefusalCode
@@ -62,6 +64,8 @@ export interface InputRefusal {
   readonly field?: string
   /** For `data` that breaks its type's schema: where, as a JSON pointer into the event (`/data/order_id`). */
   readonly pointer?: string
+  /** `owner_rate_limited`: from when the owner may publish again (ISO). */
+  readonly retry_at?: string
 }
 
 /** An input problem: 400 `invalid_input`, naming the field in the message too. */

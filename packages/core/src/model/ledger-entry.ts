@@ -1,3 +1,4 @@
+import type { OwnerLimitsPatch } from '../owner/owner-limits.js'
 /**
  * The ledger's vocabulary. Every change of an endpoint or a delivery is one or more of these
  * entries, appended in the same transaction as the projection rows they imply. Payloads are
@@ -91,8 +92,10 @@ export interface LedgerPayloads {
     /** Present when `webhooks.recover` made it (not the fan-out): the window and why it was missed. */
     recovered?: RecoveredPayload
   }
-  'delivery.claimed': { worker: string; lease_until: string }
-  'delivery.lease_busy': { next_attempt_at: string }
+  /** `rate_tat`: the endpoint's rate-limit bucket after this claim (endpoints with a limit). */
+  'delivery.claimed': { worker: string; lease_until: string; rate_tat?: string }
+  /** `reason: rate_limited`: the endpoint's rate-limit bucket held it back, not another delivery's lease. */
+  'delivery.lease_busy': { next_attempt_at: string; reason?: 'rate_limited' }
   /**
    * The endpoint recovered: a delivery its failing cool-down (or a busy-lease snooze) still held
    * back is due now, not at `held_until`. No attempt is spent; a Retry-After snooze is never released.
@@ -181,6 +184,12 @@ export interface LedgerPayloads {
   /** Only the fields it changes; `schema: null` removes the type's schema. */
   'event_type.updated': { name: string; description?: string; exposure?: 'webhook' | 'internal'; group?: string; schema?: Record<string, unknown> | null }
   'event_type.deprecated': { name: string; reason: string; sunset_at: string | null }
+  // An owner's limits and suspension (owner-limits.ts), applied to `owners` by hookledger_write
+  // like the security tables (migration 0009). The entry's owner_id is the owner.
+  /** Only the limits it changes; null clears one (weight cleared is 1). */
+  'owner.limits_set': { limits: OwnerLimitsPatch }
+  'owner.suspended': { reason: string }
+  'owner.resumed': Record<string, never>
   /**
    * Rows below `before_position` left the ledger through the audited retention function:
    * `partitions` whole partitions.

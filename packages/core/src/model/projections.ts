@@ -213,7 +213,12 @@ export function evolveEndpoint(row: EndpointRow | null, e: LedgerEntry): Endpoin
     case 'endpoint.purged':
       return null // the row leaves the projection; its entries stay in the ledger
     case 'delivery.claimed':
-      return { ...row, busy_until: date(e.payload.lease_until), busy_delivery_id: e.delivery_id }
+      return {
+        ...row,
+        busy_until: date(e.payload.lease_until),
+        busy_delivery_id: e.delivery_id,
+        ...(e.payload.rate_tat !== undefined ? { rate_tat: date(e.payload.rate_tat) } : {}),
+      }
     case 'delivery.attempted':
     case 'delivery.discarded':
     case 'delivery.lease_busy':

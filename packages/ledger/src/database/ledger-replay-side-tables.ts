@@ -3,14 +3,15 @@
  * `events` (each row's `event.published` entry carries the SHA-256 of its data), and the
  * security projections `api_tokens`, `access_codes` and `embeds`, which hookledger_write
  * derives from their entries alone, and the event catalog `event_types` (migration 0005), the
- * same way. Replay rebuilds each from the ledger, in SQL (they are small beside the delivery
+ * same way, and the owners (migration 0009; their publish bucket `publish_tat` is state, not
+ * history, and is not compared). Replay rebuilds each from the ledger, in SQL (they are small beside the delivery
  * history), and names every row that differs.
  */
 import { sql } from 'kysely'
 import type { Trx } from '@hookledger/store'
 
-export type SideTable = 'events' | 'api_tokens' | 'access_codes' | 'embeds' | 'event_types'
-export const SIDE_TABLES: readonly SideTable[] = ['events', 'api_tokens', 'access_codes', 'embeds', 'event_types']
+export type SideTable = 'events' | 'api_tokens' | 'access_codes' | 'embeds' | 'event_types' | 'owners'
+export const SIDE_TABLES: readonly SideTable[] = ['events', 'api_tokens', 'access_codes', 'embeds', 'event_types', 'owners']
 
 export interface SideTableDifference {
   readonly table: SideTable
@@ -138,6 +139,35 @@ const QUERIES: Record<SideTable, ReturnType<typeof sql>> = {
     where (x.description, x.exposure, x.group_name, x.data_schema, x.deprecated_at, x.deprecation_reason, x.sunset_at, x.declared_at, x.updated_at)
           is distinct from (t.description, t.exposure, t.group_name, t.data_schema, t.deprecated_at, t.deprecation_reason, t.sunset_at, t.declared_at, t.updated_at)
   `,
+  // Each limit is what the latest `owner.limits_set` naming it set (weight cleared is 1); the
+  // suspension is the latest of suspended/resumed. The row is made by the owner's first entry.
+  owners: sql`
+    with entries as (
+      select owner_id as id, kind, payload, occurred_at, position
+      from ledger where kind in ('owner.limits_set', 'owner.suspended', 'owner.resumed')
+    ), expected as (
+      select o.id,
+             coalesce((select (e.payload #>> '{limits,weight}')::integer from entries e where e.id = o.id and e.kind = 'owner.limits_set' and e.payload -> 'limits' ? 'weight' order by e.position desc limit 1), 1) as weight,
+             (select (e.payload #>> '{limits,publish_per_second}')::double precision from entries e where e.id = o.id and e.kind = 'owner.limits_set' and e.payload -> 'limits' ? 'publish_per_second' order by e.position desc limit 1) as publish_per_second,
+             (select (e.payload #>> '{limits,publish_burst}')::integer from entries e where e.id = o.id and e.kind = 'owner.limits_set' and e.payload -> 'limits' ? 'publish_burst' order by e.position desc limit 1) as publish_burst,
+             (select (e.payload #>> '{limits,max_endpoints}')::integer from entries e where e.id = o.id and e.kind = 'owner.limits_set' and e.payload -> 'limits' ? 'max_endpoints' order by e.position desc limit 1) as max_endpoints,
+             (select (e.payload #>> '{limits,max_in_flight}')::integer from entries e where e.id = o.id and e.kind = 'owner.limits_set' and e.payload -> 'limits' ? 'max_in_flight' order by e.position desc limit 1) as max_in_flight,
+             case when s.kind = 'owner.suspended' then s.occurred_at end as suspended_at,
+             case when s.kind = 'owner.suspended' then s.payload ->> 'reason' end as suspended_reason,
+             o.created_at, o.updated_at, o.position
+      from (select id, min(occurred_at) as created_at, max(occurred_at) as updated_at, max(position) as position from entries group by id) o
+      left join lateral (select * from entries e where e.id = o.id and e.kind <> 'owner.limits_set' order by e.position desc limit 1) s on true
+    )
+    select coalesce(x.id, t.id) as key,
+           case when t.id is null then null else jsonb_build_object('weight', t.weight, 'publish_per_second', t.publish_per_second, 'publish_burst', t.publish_burst, 'max_endpoints', t.max_endpoints, 'max_in_flight', t.max_in_flight, 'suspended_at', t.suspended_at, 'suspended_reason', t.suspended_reason, 'created_at', t.created_at, 'updated_at', t.updated_at) end as live,
+           case when x.id is null then null else jsonb_build_object('weight', x.weight, 'publish_per_second', x.publish_per_second, 'publish_burst', x.publish_burst, 'max_endpoints', x.max_endpoints, 'max_in_flight', x.max_in_flight, 'suspended_at', x.suspended_at, 'suspended_reason', x.suspended_reason, 'created_at', x.created_at, 'updated_at', x.updated_at) end as replayed,
+           x.position::text as position,
+           -- Archived history: only an owner whose first entry (the one that made its row) is still here.
+           x.id is not null and (t.id is null or t.created_at = x.created_at) as complete
+    from expected x full join owners t on t.id = x.id
+    where (x.weight, x.publish_per_second, x.publish_burst, x.max_endpoints, x.max_in_flight, x.suspended_at, x.suspended_reason, x.created_at, x.updated_at)
+          is distinct from (t.weight, t.publish_per_second, t.publish_burst, t.max_endpoints, t.max_in_flight, t.suspended_at, t.suspended_reason, t.created_at, t.updated_at)
+  `,
 }
 
 /**
@@ -151,7 +181,7 @@ export async function sideTablesDrift(
   options: { archived: boolean },
 ): Promise<{ total: number; counts: Record<SideTable, number>; rows: SideTableDifference[] }> {
   const rows: SideTableDifference[] = []
-  const counts = { events: 0, api_tokens: 0, access_codes: 0, embeds: 0, event_types: 0 }
+  const counts = { events: 0, api_tokens: 0, access_codes: 0, embeds: 0, event_types: 0, owners: 0 }
   for (const table of SIDE_TABLES) {
     // Once history is archived, a row whose first entry left with it cannot be rebuilt here
     // (its history is in the archive file): only rows whose whole history is still in the

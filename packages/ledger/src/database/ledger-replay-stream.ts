@@ -52,6 +52,7 @@ export class DifferenceSink {
     access_codes: zeroCounts(),
     embeds: zeroCounts(),
     event_types: zeroCounts(),
+    owners: zeroCounts(),
   }
   readonly #max: number
 

@@ -13,6 +13,7 @@ const ALL_KINDS = {
   'access_code.put': true, 'access_code.revoked': true, 'embed.put': true, 'embed.deleted': true,
   'event_type.declared': true, 'event_type.updated': true, 'event_type.deprecated': true,
   'ledger.retention': true, 'deliveries.retired': true, 'endpoint.purged': true,
+  'owner.limits_set': true, 'owner.suspended': true, 'owner.resumed': true,
 } satisfies Record<LedgerKind, true>
 
 describe('the endpoint stream of ledger replay', () => {

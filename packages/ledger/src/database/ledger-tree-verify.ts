@@ -23,6 +23,13 @@ export interface TreeProblem {
     | 'rewritten' // the saved checkpoint's tree is not a prefix of today's
   readonly size: number | null
   readonly detail: string
+  /**
+   * `rolled_back` against a saved checkpoint: the rows it signed that this log no longer holds
+   * (leaf indexes `from` ≤ i < `to`), after this log's newest checkpoint — what a failover to an
+   * asynchronous standby lost, or what a restored backup lacks. Rows written after the saved
+   * checkpoint and never sealed may be lost too; nothing signed names them.
+   */
+  readonly lost?: { readonly from: number; readonly to: number; readonly rows: number; readonly afterCheckpoint: number }
 }
 
 export interface TreeVerifyReport {
@@ -84,7 +91,14 @@ export async function ledgerTreeVerify(
   if (since) {
     const old = Number(since.size)
     if (since.origin !== origin) problems.push({ kind: 'rewritten', size: old, detail: `the saved checkpoint is of log ${since.origin}, this log is ${origin}` })
-    else if (old > size) problems.push({ kind: 'rolled_back', size, detail: `the log fell back to ${size} rows; it signed ${old} before (its newest checkpoints or rows were deleted, or a backup was restored)` })
+    else if (old > size) {
+      problems.push({
+        kind: 'rolled_back',
+        size,
+        detail: `the log fell back to ${size} rows; it signed ${old} before (its newest checkpoints or rows were deleted, a backup was restored, or it failed over to a standby that lacked them): lost leaves ${size}..${old - 1} (${old - size} rows signed after checkpoint ${head.seq})`,
+        lost: { from: size, to: old, rows: old - size, afterCheckpoint: head.seq },
+      })
+    }
     else if (!(await consistent(old, since.root, size, root, reader))) {
       problems.push({ kind: 'rewritten', size: old, detail: `the saved checkpoint of ${old} rows is not a prefix of today's tree: the history before it was rewritten` })
     }

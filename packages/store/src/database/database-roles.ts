@@ -59,6 +59,8 @@ const SERVICE_FUNCTIONS = [
   'hookledger_write(text, jsonb)',
   'hookledger_publish(text, jsonb, timestamp with time zone, text)',
   'hookledger_publish_compare(text, jsonb)',
+  // hookledger's own events, which an owner's publish limit and suspension do not hold back (0009).
+  'hookledger_publish_internal(text, jsonb, timestamp with time zone, text)',
   'hookledger_events_prune(timestamp with time zone, integer, timestamp with time zone)',
   'hookledger_checkpoint_append(jsonb, bytea, bytea)',
   'hookledger_log_origin_ensure(text)',

@@ -13,7 +13,7 @@ export interface Notifier {
  * so the listeners look for work themselves. Notifications are only a nudge; the poll keeps
  * correctness without them.
  */
-export function createPgNotifier(connectionString: string, onError: (err: unknown) => void = () => {}): Notifier {
+export function createPgNotifier(connectionString: string | (() => string), onError: (err: unknown) => void = () => {}): Notifier {
   const handlers = new Map<string, Set<() => void>>()
   let client: pg.Client | null = null
   let closed = false
@@ -33,7 +33,8 @@ export function createPgNotifier(connectionString: string, onError: (err: unknow
   }
 
   const connect = async (): Promise<pg.Client> => {
-    const c = new pg.Client({ connectionString })
+    // A function: the host that is primary now, asked again at each reconnect (a failover).
+    const c = new pg.Client({ connectionString: typeof connectionString === 'function' ? connectionString() : connectionString })
     c.on('notification', (msg) => handlers.get(msg.channel)?.forEach((h) => h()))
     c.on('error', (err) => {
       onError(err)

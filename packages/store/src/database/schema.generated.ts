@@ -283,6 +283,20 @@ export interface LedgerTreeTiles {
   level: number;
 }
 
+export interface Owners {
+  created_at: Timestamp;
+  id: string;
+  max_endpoints: number | null;
+  max_in_flight: number | null;
+  publish_burst: number | null;
+  publish_per_second: number | null;
+  publish_tat: Timestamp | null;
+  suspended_at: Timestamp | null;
+  suspended_reason: string | null;
+  updated_at: Timestamp;
+  weight: Generated<number>;
+}
+
 export interface SchemaMigration {
   name: string;
   timestamp: string;
@@ -315,6 +329,7 @@ export interface DB {
   ledger_snapshot_rows: LedgerSnapshotRows;
   ledger_snapshots: LedgerSnapshots;
   ledger_tree_tiles: LedgerTreeTiles;
+  owners: Owners;
   schema_migration: SchemaMigration;
   schema_migration_lock: SchemaMigrationLock;
 }

@@ -1,0 +1,140 @@
+/**
+ * Owners as first-class objects (migration 0009): their rows, usage, and the operator's changes
+ * — limits, suspension — each a ledger entry (`owner.limits_set|suspended|resumed`) applied to
+ * `owners` by hookledger_write, so replay rebuilds the table. An owner without a row has the
+ * defaults (core's ownerDefaults); the first change makes its row.
+ */
+import { sql } from 'kysely'
+import {
+  endpointQuotaRefusal,
+  ownerDefaults,
+  ownerLimitsChange,
+  ownerResumeDecision,
+  ownerSuspendDecision,
+  type LedgerEntryOf,
+  type LedgerKind,
+  type LedgerPayloads,
+  type OwnerLimitsPatch,
+  type OwnerRow,
+} from '@hookledger/core'
+import type { Db, Trx } from './database/database.js'
+import { ledgerWrite } from './ledger-write.js'
+
+/** Who and when, for an owner change. */
+export interface OwnerCommandContext {
+  readonly now: Date
+  readonly actor: string
+}
+
+/** What an owner uses: endpoints (not deleted), deliveries waiting or running, and the last 24 h. */
+export interface OwnerUsage {
+  readonly endpoints: number
+  readonly backlog: number
+  readonly deliveries_24h: number
+  readonly attempts_24h: number
+}
+
+export interface OwnerWithUsage {
+  readonly owner: OwnerRow
+  readonly usage: OwnerUsage
+}
+
+const OWNER_COLUMNS = sql.raw(
+  `id, weight, publish_per_second, publish_burst, max_endpoints, max_in_flight, suspended_at, suspended_reason, created_at, updated_at`,
+)
+
+/** The owner as stored, or its defaults. */
+export async function ownerRead(db: Db | Trx, id: string): Promise<OwnerRow> {
+  const row = (await sql<OwnerRow>`select ${OWNER_COLUMNS} from owners where id = ${id}`.execute(db)).rows[0]
+  return row ?? ownerDefaults(id)
+}
+
+/**
+ * Every owner known to the installation (a row of its own, or a token, endpoint or delivery naming it),
+ * or only `ids`, with its usage at `now`. Ordered by id.
+ */
+export async function ownersWithUsage(db: Db | Trx, now: Date, ids?: readonly string[]): Promise<OwnerWithUsage[]> {
+  const since = new Date(now.getTime() - 24 * 3600 * 1000)
+  const only = ids === undefined ? sql`true` : sql`x.id = any(${[...ids]}::text[])`
+  const rows = (
+    await sql<{ id: string; endpoints: string; backlog: string; deliveries_24h: string; attempts_24h: string }>`
+      with known as (
+        select id from owners
+        union select owner_id from endpoints
+        union select owner_id from delivery_origins
+        union select owner_id from api_tokens
+      )
+      select x.id,
+        (select count(*) from endpoints e where e.owner_id = x.id and e.deleted_at is null) as endpoints,
+        -- Through the owner's endpoints, each half on a partial index's predicate (the claim's, the
+        -- rescuer's): the settled history is never read.
+        (select count(*) from endpoints e join delivery_states s on s.endpoint_id = e.id
+          where e.owner_id = x.id and s.state in ('pending', 'retryable'))
+        + (select count(*) from delivery_states s join endpoints e on e.id = s.endpoint_id
+          where s.state = 'running' and e.owner_id = x.id) as backlog,
+        (select count(*) from delivery_origins d where d.owner_id = x.id and d.created_at >= ${since}) as deliveries_24h,
+        -- Per endpoint, a range scan of ledger_endpoint_attempts_idx (endpoint_id, occurred_at): the
+        -- day's rows only, not a scan of the whole ledger per owner.
+        (select count(*) from endpoints e join ledger l on l.endpoint_id = e.id and l.kind = 'delivery.attempted' and l.occurred_at >= ${since}
+          where e.owner_id = x.id and l.owner_id = x.id) as attempts_24h
+      from known x where x.id <> '*' and ${only}
+      order by x.id
+    `.execute(db)
+  ).rows
+  const stored = new Map(
+    (await sql<OwnerRow>`select ${OWNER_COLUMNS} from owners where id = any(${rows.map((r) => r.id)}::text[])`.execute(db)).rows.map((r) => [r.id, r]),
+  )
+  return rows.map((r) => ({
+    owner: stored.get(r.id) ?? ownerDefaults(r.id),
+    usage: { endpoints: Number(r.endpoints), backlog: Number(r.backlog), deliveries_24h: Number(r.deliveries_24h), attempts_24h: Number(r.attempts_24h) },
+  }))
+}
+
+function ownerEntry<K extends LedgerKind & `owner.${string}`>(kind: K, owner: string, ctx: OwnerCommandContext, payload: LedgerPayloads[K]): LedgerEntryOf<K> {
+  return { kind, occurred_at: ctx.now, owner_id: owner, endpoint_id: null, delivery_id: null, event_id: null, actor: ctx.actor, payload } as LedgerEntryOf<K>
+}
+
+/** One owner change, serialized per owner (a transaction-scoped advisory lock: its row may not exist yet). */
+async function ownerChange(db: Db, id: string, decide: (row: OwnerRow) => LedgerEntryOf<LedgerKind & `owner.${string}`> | null): Promise<{ owner: OwnerRow; changed: boolean }> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtextextended('hookledger.owner:' || ${id}, 0))`.execute(trx)
+    const entry = decide(await ownerRead(trx, id))
+    if (entry !== null) await ledgerWrite(trx, { entries: [entry], owner: id })
+    return { owner: await ownerRead(trx, id), changed: entry !== null }
+  })
+}
+
+/** Sets any subset of the owner's limits (omitted keep their value, null clears). */
+export function ownerLimitsSet(db: Db, id: string, ctx: OwnerCommandContext, patch: OwnerLimitsPatch) {
+  return ownerChange(db, id, (row) => {
+    const change = ownerLimitsChange(row, patch)
+    return Object.keys(change).length === 0 ? null : ownerEntry('owner.limits_set', id, ctx, { limits: change })
+  })
+}
+
+/** Suspends the owner: its publishes are refused, its deliveries wait (the claim reads suspended_at). */
+export function ownerSuspend(db: Db, id: string, ctx: OwnerCommandContext, reason: string) {
+  return ownerChange(db, id, (row) => {
+    const decision = ownerSuspendDecision(row, reason)
+    return decision === null ? null : ownerEntry('owner.suspended', id, ctx, decision)
+  })
+}
+
+/** Resumes a suspended owner. */
+export function ownerResume(db: Db, id: string, ctx: OwnerCommandContext) {
+  return ownerChange(db, id, (row) => (ownerResumeDecision(row) ? ownerEntry('owner.resumed', id, ctx, {}) : null))
+}
+
+/**
+ * Creating an endpoint of `owner` in `trx`: the refusal's message when it already has its
+ * `max_endpoints`, else null. Taken under the owner's change lock, so two creates (or a create
+ * and a lowered limit) cannot both pass the count.
+ */
+export async function endpointQuotaCheck(trx: Trx, owner: string): Promise<string | null> {
+  const limit = (await sql<{ max_endpoints: number | null }>`select max_endpoints from owners where id = ${owner}`.execute(trx)).rows[0]
+  if (limit === undefined || limit.max_endpoints === null) return null
+  await sql`select pg_advisory_xact_lock(hashtextextended('hookledger.owner:' || ${owner}, 0))`.execute(trx)
+  const count = (await sql<{ n: string }>`select count(*) as n from endpoints where owner_id = ${owner} and deleted_at is null`.execute(trx)).rows[0]!.n
+  const after = await ownerRead(trx, owner)
+  return endpointQuotaRefusal(owner, after.max_endpoints, Number(count))
+}
