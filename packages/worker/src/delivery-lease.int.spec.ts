@@ -136,6 +136,7 @@ describe('endpoint lease', () => {
         claimed: [],
         settled: 0,
         entries: [],
+        ownersWaiting: [],
       },
     )
     // worker a acks; the lease is released and the second delivery goes out

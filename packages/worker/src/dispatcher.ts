@@ -16,6 +16,8 @@ import {
 import {
   deliveryClaim,
   fanoutRun,
+  ownersSuspended,
+  ownersWaiting,
   type ClaimedDelivery,
   type Db,
   type EmbedAdmits,
@@ -28,6 +30,7 @@ import { silentObserver, type DispatcherObserver } from './dispatcher-observer.j
 import { executeDelivery, type ExecutorDeps } from './delivery-executor.js'
 import { endpointTurn } from './endpoint-turn.js'
 import { SettleBatcher } from './settle-batcher.js'
+import { OwnerSlots } from './owner-slots.js'
 
 export const CONCURRENCY_DEFAULT = 64
 export const POLL_INTERVAL_DEFAULT_MS = 1_000
@@ -94,6 +97,8 @@ export class Dispatcher {
   readonly #settler: SettleBatcher
   readonly #concurrency: number
   #inflight = new Set<Promise<void>>()
+  /** The slots per owner, and whose turns give theirs back (fair share across owners). */
+  readonly #slots: OwnerSlots
   /** The POSTs of those, until answered (shutdown waits for these, not for their settles). */
   #posting = new Set<Promise<void>>()
   #running = false
@@ -115,6 +120,7 @@ export class Dispatcher {
     this.#log = options.logger ?? silentLogger
     this.#actor = `worker:${options.workerId}`
     this.#concurrency = options.concurrency ?? CONCURRENCY_DEFAULT
+    this.#slots = new OwnerSlots(this.#concurrency)
     this.#health = options.health ?? new DatabaseHealth(this.#log)
     this.#observer = options.observer ?? silentObserver
     this.#settler = new SettleBatcher({
@@ -154,6 +160,11 @@ export class Dispatcher {
   /** How long a claim holds its delivery and endpoint (undefined: the store's default). */
   get #leaseMs(): number | undefined {
     return this.#o.leaseMs ?? this.#o.jobTimeoutMs
+  }
+
+  /** Owners whose turns now give their slot back after each delivery (fair share; suspended owners). */
+  get ownersYielding(): ReadonlySet<string> {
+    return this.#slots.yielding
   }
 
   get inflight(): number {
@@ -275,17 +286,28 @@ export class Dispatcher {
       fan = await this.fanoutOnce()
     }
     const free = this.#concurrency - this.#inflight.size
-    if (free <= 0) return fan.events > 0
     const now = this.#o.clock.now()
+    if (free <= 0) {
+      // Full: does an owner wait below its share, or was one we serve suspended? (fair share.)
+      // Passes while full come from NOTIFY (new events) and the poll, so this look is cheap.
+      const look = await ownersWaiting(this.#o.db, now, [...this.#slots.held.keys()])
+      this.#slots.decide(true, look.waiting, look.suspended)
+      return fan.events > 0
+    }
     const started = performance.now()
-    const { claimed, settled, entries } = await deliveryClaim(this.#o.db, {
+    const { claimed, settled, entries, ownersWaiting: waiting } = await deliveryClaim(this.#o.db, {
       now,
       limit: free,
       actor: this.#actor,
+      inFlightByOwner: this.#slots.held,
       ...(this.#leaseMs !== undefined ? { leaseMs: this.#leaseMs } : {}),
     })
     if (claimed.length + settled > 0) this.#observer.claimed(claimed.length + settled, entries, performance.now() - started)
     for (const c of claimed) this.#launch(c)
+    // An owner suspended while its turns run: they stop after the delivery they are on (checked
+    // at most once a second here; every pass while full).
+    const suspended = this.#slots.suspensionCheckDue(performance.now()) ? await ownersSuspended(this.#o.db, [...this.#slots.held.keys()]) : undefined
+    this.#slots.decide(this.#inflight.size >= this.#concurrency, waiting, suspended)
     return fan.events > 0 || claimed.length > 0 || settled > 0
   }
 
@@ -297,10 +319,15 @@ export class Dispatcher {
       return
     }
     // The slot stays taken until the endpoint has nothing more for it: the settle buffer is bounded by it.
-    const turn = { clock: this.#o.clock, jobTimeoutMs: this.#jobTimeoutMs, actor: this.#actor, settler: this.#settler, post: (claim: ClaimedDelivery) => this.#post(claim), running: () => this.#running }
+    // A turn goes on while the dispatcher runs and its owner is not giving slots back (fair share).
+    const owner = c.endpoint.owner_id
+    const running = () => this.#running && this.#slots.keepsTurn(owner)
+    const turn = { clock: this.#o.clock, jobTimeoutMs: this.#jobTimeoutMs, actor: this.#actor, settler: this.#settler, post: (claim: ClaimedDelivery) => this.#post(claim), running }
+    this.#slots.take(owner)
     const p: Promise<void> = endpointTurn(c, turn)
       .catch((err) => this.#log.error({ err, delivery_id: c.delivery.id }, 'executor:error'))
       .finally(() => {
+        this.#slots.give(owner)
         this.#inflight.delete(p)
         if (this.#running) this.nudge()
       })

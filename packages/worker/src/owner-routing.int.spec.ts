@@ -55,6 +55,16 @@ const CROSS_OWNER: readonly { readonly name: string; readonly matches: RegExp; r
     perShard: 'the same claim on each shard: an endpoint, its lease and its deliveries are on one shard',
   },
   {
+    name: 'claim head locks',
+    matches: /^with heads as materialized \( select h\.id, h\.nth from unnest\(\$1::uuid\[\]\) as q\(endpoint_id\)/,
+    perShard: 'the endpoints fair share picked, grouped by shard: each shard locks its own heads',
+  },
+  {
+    name: 'suspended owners among those served',
+    matches: /^select o\.id from owners o where o\.id = any\(\$1::text\[\]\) and o\.suspended_at is not null$/,
+    perShard: 'owners is a reference table (small, replicated to every shard): read where the worker is',
+  },
+  {
     name: 'claim endpoint locks',
     matches: /^select \* from endpoints where id = any\(\$1::uuid\[\]\) order by id for update$/,
     perShard: 'by (owner_id, id) once the key widens; within one shard after the claim runs per shard',

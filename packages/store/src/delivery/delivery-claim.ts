@@ -2,6 +2,7 @@ import { sql, type RawBuilder } from 'kysely'
 import {
   JOB_TIMEOUT_MS,
   decideClaim,
+  fairShareOrder,
   type DeliveryRow,
   type EndpointRow,
   type LedgerEntry,
@@ -9,6 +10,7 @@ import {
 import type { Db, Trx } from '../database/database.js'
 import { DELIVERY_ROW_COLUMNS } from './delivery-row-sql.js'
 import { ledgerWrite } from '../ledger-write.js'
+import { fairClaimCandidates, type ReadyOwner } from './owner-ready.js'
 
 /** The event as it travels: thin, no content. */
 export interface ThinEvent {
@@ -55,6 +57,8 @@ export interface DeliveryClaimParams {
   /** `worker:<id>`. */
   readonly actor: string
   readonly leaseMs?: number
+  /** Slots this worker holds per owner now: fair share gives free slots to those holding least. */
+  readonly inFlightByOwner?: ReadonlyMap<string, number>
 }
 
 export interface DeliveryClaimResult {
@@ -63,6 +67,8 @@ export interface DeliveryClaimResult {
   readonly settled: number
   /** The ledger entries the claim wrote (for instruments: outcomes are counted from these). */
   readonly entries: readonly LedgerEntry[]
+  /** Owners with ready work this claim left for lack of slots (not suspended), with their weight and room. */
+  readonly ownersWaiting: readonly ReadyOwner[]
 }
 
 /** The event columns read beside a delivery row (`ev`: the events row joined to it). */
@@ -199,33 +205,40 @@ export function decideHeads(
  * is disabled or deleted, or whose event was pruned, are discarded here; one whose endpoint
  * lease another worker took in the meantime is snoozed 2 s without spending an attempt.
  *
- * Candidates come from the queue heads (`endpoint_queue.ready_at`, endpoint-queue.ts): only
- * endpoints with a due delivery and no live lease are read, through a partial index, so the
- * claim's cost follows the due work, never the number of endpoints, the backlog or the history.
+ * Candidates come from the queue heads (`endpoint_queue.ready_at`, endpoint-queue.ts), owner by
+ * owner (owner-ready.ts): only endpoints with a due delivery and no live lease are read, through
+ * partial indexes, so the claim's cost follows the due work and the owners that have it, never
+ * the number of endpoints, the backlog or the history. The free slots go by fair share across
+ * owners (core `fairShareOrder`, weighted by each owner's `weight`, counting what this worker
+ * already runs for each); a suspended owner gets none, an owner at its `max_in_flight` no more.
  * Disabled and deleted endpoints with waiting deliveries stay ready, whatever their lease: those
  * deliveries (e.g. one whose in-flight attempt was settled as a retry after the delete) must be
  * discarded, not stranded; once they are, the endpoint leaves the claim path.
  */
 export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promise<DeliveryClaimResult> {
   const { now, limit, actor } = params
-  if (limit <= 0) return { claimed: [], settled: 0, entries: [] }
+  if (limit <= 0) return { claimed: [], settled: 0, entries: [], ownersWaiting: [] }
   const leaseUntil = new Date(now.getTime() + (params.leaseMs ?? JOB_TIMEOUT_MS))
   return db.transaction().execute(async (trx) => {
+    const { candidates, owners: ownersReady } = await fairClaimCandidates(trx, now, limit)
+    const shares = new Map(ownersReady.map((o) => [o.owner_id, { weight: o.weight, inFlight: params.inFlightByOwner?.get(o.owner_id) ?? 0 }]))
+    const picked = fairShareOrder(candidates, shares, limit).map((c) => c.endpoint_id)
+    const pickedSet = new Set(picked)
+    const left = new Set(candidates.filter((c) => !pickedSet.has(c.endpoint_id)).map((c) => c.owner_id))
+    const ownersWaiting = ownersReady.filter((o) => left.has(o.owner_id))
+    if (picked.length === 0) return { claimed: [], settled: 0, entries: [], ownersWaiting }
     const locked = await lockHeads(
       trx,
       sql`
-        select h.id, h.nth from endpoint_queue q
+        select h.id, h.nth from unnest(${picked}::uuid[]) as q(endpoint_id)
         cross join lateral (
           select t.id, row_number() over (order by t.next_attempt_at, t.id) as nth from (${twoDueOf(sql`q.endpoint_id`, now)}) t
         ) h
-        where q.ready_at <= ${now}
-        order by q.ready_at, q.endpoint_id, h.nth
-        limit ${2 * limit}
       `,
       now,
     )
     const { heads, following } = splitHeads(locked, limit)
-    if (heads.length === 0) return { claimed: [], settled: 0, entries: [] }
+    if (heads.length === 0) return { claimed: [], settled: 0, entries: [], ownersWaiting }
     const deliveries = heads.map((h) => h.delivery)
     const endpointIds = [...new Set(deliveries.map((d) => d.endpoint_id))].sort()
     // Lock the endpoints in a fixed order; the lease is decided on their latest state.
@@ -236,7 +249,7 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
     const written = await ledgerWrite(trx, { base: { endpoints, deliveries }, entries })
     const eventById = new Map(heads.map((h) => [h.delivery.id, h.event]))
     const claimed = claimedOf(claimedIds, written, eventById, following)
-    return { claimed, settled: deliveries.length - claimed.length, entries }
+    return { claimed, settled: deliveries.length - claimed.length, entries, ownersWaiting }
   })
 }
 

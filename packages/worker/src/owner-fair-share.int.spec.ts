@@ -1,0 +1,140 @@
+/**
+ * Fair share across owners (issue 24 item 1) against the real claim and the real dispatcher: an
+ * owner flooding many endpoints does not decide another owner's latency; a suspended owner's
+ * deliveries wait (nothing lost) and go after resume; `max_in_flight` and `weight` hold.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { generateWebhookSecret, secretKeyId } from '@hookledger/core'
+import { deliveryClaim, endpointCreate, eventInsert, ownerLimitsSet, ownerResume, ownerSuspend } from '@hookledger/store'
+import { engineHarness, eventually, type EngineHarness } from '@hookledger/testkit'
+
+let harness: EngineHarness | null = null
+afterEach(async () => {
+  await harness?.close()
+  harness = null
+})
+
+/** Endpoints and events of any owner, through the store's one writer (the harness has one owner). */
+function owners(h: EngineHarness) {
+  let seq = 0
+  const ctx = (owner: string) => ({ owner_id: owner, now: h.clock.now(), actor: `owner:${owner}` })
+  return {
+    async endpoint(owner: string, path = `/${owner}`) {
+      const secret = generateWebhookSecret()
+      return h.db.transaction().execute((trx) =>
+        endpointCreate(trx, ctx(owner), {
+          url: h.receiver.url() + path,
+          description: '',
+          event_types: ['*'],
+          embed_id: null,
+          secret_sealed: h.secretBox.seal(secret),
+          secret_key_id: secretKeyId(secret),
+          signature_scheme: 'v1',
+          v1a_key: null,
+        }),
+      )
+    },
+    async publish(owner: string, count = 1) {
+      for (let i = 0; i < count; i++) {
+        const id = `evt_${owner}_${++seq}`
+        await h.db.transaction().execute((trx) =>
+          eventInsert(trx, { owner_id: owner, event: { id, type: 'booking.created', subject: `booking://${seq}`, occurred_at: h.clock.now(), data: {} }, now: h.clock.now(), actor: 'system' }),
+        )
+      }
+    },
+    operator: { now: h.clock.now(), actor: 'operator:test' },
+  }
+}
+
+const ownerOf = (c: { endpoint: { owner_id: string } }) => c.endpoint.owner_id
+const claim = (h: EngineHarness, limit: number, inFlightByOwner?: Map<string, number>) =>
+  deliveryClaim(h.db, { now: h.clock.now(), limit, actor: 'worker:t', ...(inFlightByOwner ? { inFlightByOwner } : {}) })
+
+describe('the claim serves owners in turn', () => {
+  it('a quiet owner is not queued behind a flood of older heads, nor behind slots the flood holds', async () => {
+    const h = (harness = await engineHarness())
+    const o = owners(h)
+    for (let i = 0; i < 8; i++) await o.endpoint('flood')
+    await o.publish('flood', 3)
+    h.clock.advance(60_000) // the flood's heads are a minute older
+    await o.endpoint('quiet')
+    await o.publish('quiet')
+    await h.dispatcher.fanoutOnce()
+
+    const two = await claim(h, 2)
+    expect(two.claimed.map(ownerOf).sort()).toEqual(['flood', 'quiet'])
+    expect(two.ownersWaiting.map((w) => w.owner_id)).toEqual(['flood'])
+    // The flood now holds slots in this worker: the one free slot goes to the quiet owner.
+    await o.publish('quiet')
+    await o.endpoint('quiet')
+    await h.dispatcher.fanoutOnce()
+    const one = await claim(h, 1, new Map([['flood', 5]]))
+    expect(one.claimed.map(ownerOf)).toEqual(['quiet'])
+  })
+
+  it('weight 3 takes three slots to one; max_in_flight caps the endpoints an owner leases at once', async () => {
+    const h = (harness = await engineHarness())
+    const o = owners(h)
+    for (let i = 0; i < 6; i++) await o.endpoint('heavy')
+    for (let i = 0; i < 6; i++) await o.endpoint('light')
+    await o.publish('heavy')
+    await o.publish('light')
+    await h.dispatcher.fanoutOnce()
+    await ownerLimitsSet(h.db, 'heavy', o.operator, { weight: 3 })
+    const four = await claim(h, 4)
+    expect(four.claimed.map(ownerOf).sort()).toEqual(['heavy', 'heavy', 'heavy', 'light'])
+
+    await ownerLimitsSet(h.db, 'light', o.operator, { max_in_flight: 2 })
+    const rest = await claim(h, 20)
+    // light already leases one endpoint: one more, then it waits; heavy takes the rest of its own.
+    expect(rest.claimed.map(ownerOf).sort()).toEqual(['heavy', 'heavy', 'heavy', 'light'])
+    expect(await claim(h, 20)).toMatchObject({ claimed: [] })
+  })
+
+  it('a suspended owner gets no slot and loses nothing: after resume its deliveries go', async () => {
+    const h = (harness = await engineHarness())
+    const o = owners(h)
+    await o.endpoint('paused')
+    await o.endpoint('other')
+    await o.publish('paused', 2)
+    await o.publish('other')
+    await h.dispatcher.fanoutOnce()
+    await ownerSuspend(h.db, 'paused', o.operator, 'abuse report 42')
+    const during = await claim(h, 10)
+    expect(during.claimed.map(ownerOf)).toEqual(['other'])
+    h.clock.advance(3_600_000)
+    expect(await claim(h, 10)).toMatchObject({ claimed: [] })
+    const waiting = await h.db.selectFrom('deliveries').select(['state', 'attempts']).where('owner_id', '=', 'paused').execute()
+    expect(waiting).toEqual([{ state: 'pending', attempts: 0 }, { state: 'pending', attempts: 0 }])
+
+    await ownerResume(h.db, 'paused', o.operator)
+    const after = await claim(h, 10)
+    expect(after.claimed.map(ownerOf)).toEqual(['paused'])
+    expect((await h.replay()).differences).toEqual([])
+  })
+})
+
+describe('the running dispatcher gives slots back while an owner waits below its share', () => {
+  it('a flood holding every slot with long turns: the quiet owner is sent next, not after the flood drains', async () => {
+    // Two slots; the flood's endpoints answer in 150 ms and each has a queue, so without fair
+    // share each holds its slot for its whole queue (the pipelined lease).
+    const h = (harness = await engineHarness({ concurrency: 2, reply: (req) => ({ status: 204, delayMs: req.path.includes('/flood/') ? 150 : 0 }) }))
+    const o = owners(h)
+    for (let i = 0; i < 2; i++) await o.endpoint('flood', `/flood/${i}`)
+    await o.endpoint('quiet', '/quiet')
+    await o.publish('flood', 12)
+    await h.dispatcher.start()
+    await eventually('both slots taken by the flood', () => h.receiver.requests.length >= 2 && h.dispatcher.inflight === 2)
+    await o.publish('quiet')
+    h.dispatcher.nudge() // what the event's NOTIFY does in `serve`
+    await eventually('the quiet owner to be sent', () => h.receiver.requests.some((r) => r.path.endsWith('/quiet')), { timeoutMs: 10_000 })
+    const floodBefore = h.receiver.requests.findIndex((r) => r.path.endsWith('/quiet'))
+    // At most two more flood requests per slot went out before the quiet one (the answer each
+    // slot was waiting for, and a send pipelined with it); the flood had 24 in its queues.
+    expect(floodBefore).toBeLessThanOrEqual(2 + 2 * 2)
+    expect(h.receiver.maxConcurrent).toBeLessThanOrEqual(2)
+    await eventually('the flood to drain too', () => h.receiver.requests.length === 25, { timeoutMs: 20_000 })
+    await h.dispatcher.stop()
+    expect((await h.replay()).differences).toEqual([])
+  })
+})
