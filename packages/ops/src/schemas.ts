@@ -115,13 +115,15 @@ export const deliverySchema = z.object({
   /** Why a pending or retryable delivery waits, and until when; null otherwise. */
   waiting_reason: z
     .object({
-      kind: z.enum(['backoff', 'retry_after', 'cool_down', 'lease_busy', 'rate_limited', 'due', 'scheduled']),
+      kind: z.enum(['backoff', 'retry_after', 'cool_down', 'lease_busy', 'rate_limited', 'ordering', 'due', 'scheduled']),
       until: z.string().nullable(),
       /** `backoff`: after attempt n of 18. */
       attempt: z.number().int().optional(),
       of: z.number().int().optional(),
       /** `retry_after`: what the receiver asked for (capped). */
       retry_after_ms: z.number().int().optional(),
+      /** `ordering` (a strict-ordered endpoint): the earlier delivery that must complete or be discarded first. */
+      blocked_by: z.string().optional(),
       /** One line for people: "backoff after attempt 3 of 18, until …". */
       text: z.string(),
     })
@@ -135,6 +137,7 @@ const WAITING_TEXT: Record<WaitingReason['kind'], (r: WaitingReason) => string> 
   cool_down: () => 'the endpoint is failing: new deliveries wait out a 5 min cool-down',
   lease_busy: () => 'another delivery to this endpoint is in flight (one at a time)',
   rate_limited: () => "rate_limited: the endpoint's rate limit lets the next request through later",
+  ordering: (r) => `strict ordering: waits for delivery ${'blocked_by' in r ? r.blocked_by : '?'} (earlier on this endpoint) to complete or be discarded`,
   due: () => 'due: waiting for a free worker',
   scheduled: () => 'scheduled',
 }

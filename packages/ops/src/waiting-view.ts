@@ -11,7 +11,7 @@ export async function deliveryViews(ctx: OpContext, rows: readonly DeliveryRow[]
     deliveryView(
       d,
       ctx.deps.publicBaseUrl,
-      waitingReason(d, facts.scheduledBy.get(d.id) ?? null, facts.endpoints.get(d.endpoint_id) ?? null, now),
+      waitingReason(d, facts.scheduledBy.get(d.id) ?? null, facts.endpoints.get(d.endpoint_id) ?? null, now, facts.blockedBy.get(d.id) ?? null),
     ),
   )
 }

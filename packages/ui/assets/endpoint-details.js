@@ -1,7 +1,7 @@
 // The endpoint page's "Details": what the endpoint is (URL, types, scope, signatures, keys,
 // dates) and, behind "Edit", the form that changes it in place of the list.
 import { endpointEditForm } from './endpoint-edit.js'
-import { FOLLOW_REDIRECTS_LABELS, headersSummary } from './endpoint-options-fields.js'
+import { FOLLOW_REDIRECTS_LABELS, ORDERING_LABELS, headersSummary, rateLimitSummary } from './endpoint-options-fields.js'
 import { authenticationSummary } from './endpoint-auth-fields.js'
 import { fill, h, orDash, time } from './ui.js'
 import { SIGNATURE_SCHEME_LABELS, endpointState, eventTypeList } from './webhooks.js'
@@ -59,6 +59,8 @@ function detailRows(endpoint) {
     row('Custom headers', headersSummary(endpoint) ?? orDash(null)),
     row('Authentication', authenticationSummary(endpoint) ?? orDash(null)),
     row('Redirects', FOLLOW_REDIRECTS_LABELS[endpoint.follow_redirects] ?? endpoint.follow_redirects),
+    row('Rate limit', rateLimitSummary(endpoint) ?? 'none'),
+    row('Delivery order', ORDERING_LABELS[endpoint.ordering] ?? endpoint.ordering ?? 'none'),
     row('ID', h('code', {}, endpoint.id)),
     row('Created', time(endpoint.created_at)),
     row('Updated', time(endpoint.updated_at)),

@@ -102,7 +102,7 @@ function saveEdit(form, controls, { endpoint, notice, save, signal, onSaved, onC
     } catch (err) {
       const control = /^(mtls|oauth2)\b/.test(err.field ?? '')
         ? auth.field
-        : /^(headers|follow_redirects)\b/.test(err.field ?? '')
+        : /^(headers|follow_redirects|rate_limit|ordering)\b/.test(err.field ?? '')
         ? options.field
         : controlForField(err.field, eventTypes, typed, { url, description, globs, typesFieldset })
       if (control) {

@@ -230,7 +230,7 @@ function createEndpoint(form, controls, formNotice, submit) {
     } catch (err) {
       const control = /^(mtls|oauth2)\b/.test(err.field ?? '')
         ? auth.field
-        : /^(headers|follow_redirects)\b/.test(err.field ?? '')
+        : /^(headers|follow_redirects|rate_limit|ordering)\b/.test(err.field ?? '')
         ? options.field
         : controlForField(err.field, eventTypes, typed, { url, description, globs, typesFieldset })
       if (control) {

@@ -1,6 +1,7 @@
 // @ts-check
 // The endpoint form's "Request options" fieldset, shared by "Add endpoint" and "Edit endpoint":
-// custom headers (one row each: name, value, secret) and which redirects to follow. A secret
+// custom headers (one row each: name, value, secret), which redirects to follow, a rate limit
+// and the delivery order. A secret
 // header the endpoint holds shows no value (the server never sends it back): left empty, it
 // keeps its value (`{ secret: true }`); typed over, it is replaced.
 import { h, uid } from './ui.js'
@@ -11,9 +12,15 @@ export const FOLLOW_REDIRECTS_LABELS = {
   none: 'None: a redirect fails the delivery',
 }
 
+/** The ordering rules, as the select offers them. */
+export const ORDERING_LABELS = {
+  none: 'Any order (default): each delivery on its own',
+  strict: 'Strict: by event time, a failing delivery holds back the later ones',
+}
+
 /**
  * The fieldset, filled from `endpoint` when editing. `read()` gives the body fields; `field` is
- * where a problem on `headers…` or `follow_redirects` is shown.
+ * where a problem on `headers…`, `follow_redirects`, `rate_limit…` or `ordering` is shown.
  * @param {any} [endpoint]
  */
 export function endpointOptionsFields(endpoint) {
@@ -34,6 +41,12 @@ export function endpointOptionsFields(endpoint) {
       h('option', { value, selected: (endpoint?.follow_redirects ?? 'same_origin') === value }, label),
     ),
   )
+  const pacing = rateLimitFields(endpoint?.rate_limit ?? null)
+  const ordering = h(
+    'select',
+    { id: uid('ordering'), name: 'ordering' },
+    ...Object.entries(ORDERING_LABELS).map(([value, label]) => h('option', { value, selected: (endpoint?.ordering ?? 'none') === value }, label)),
+  )
   const field = h(
     'fieldset',
     { class: 'field', id: uid('request-options') },
@@ -42,10 +55,12 @@ export function endpointOptionsFields(endpoint) {
     rows,
     h('div', { class: 'button-row' }, add),
     h('div', { class: 'field' }, h('label', { for: redirects.id }, 'Follow redirects'), redirects),
+    pacing.field,
+    h('div', { class: 'field' }, h('label', { for: ordering.id }, 'Delivery order'), ordering),
   )
   return {
     field,
-    /** The body's `headers` and `follow_redirects`; rows without a name are left out. */
+    /** The body's `headers`, `follow_redirects`, `rate_limit` and `ordering`; header rows without a name are left out. */
     read() {
       /** @type {Record<string, string | { value?: string, secret: boolean }>} */
       const headers = {}
@@ -58,9 +73,47 @@ export function endpointOptionsFields(endpoint) {
           headers[key] = value?.value === '' && row.getAttribute('data-held') === 'true' ? { secret: true } : { value: value?.value ?? '', secret: true }
         } else headers[key] = value?.value ?? ''
       }
-      return { headers, follow_redirects: redirects.value }
+      return { headers, follow_redirects: redirects.value, rate_limit: pacing.read(), ordering: ordering.value }
     },
   }
+}
+
+/**
+ * The rate limit: off, or requests per second, a burst and whether 429/503 answers lower it.
+ * @param {{ per_second: number, burst: number, adaptive: boolean } | null} held
+ */
+function rateLimitFields(held) {
+  const onId = uid('rate-limit-on')
+  const on = /** @type {HTMLInputElement} */ (h('input', { type: 'checkbox', id: onId, checked: held !== null }))
+  const number = (/** @type {string} */ name, /** @type {string} */ label, /** @type {string} */ value, /** @type {string} */ step) => {
+    const id = uid(`rate-limit-${name}`)
+    const input = /** @type {HTMLInputElement} */ (h('input', { id, name: `rate_limit.${name}`, type: 'number', min: step, step, inputmode: 'decimal', value }))
+    return { input, field: h('div', { class: 'field' }, h('label', { for: id }, label), input) }
+  }
+  const perSecond = number('per_second', 'Requests per second', String(held?.per_second ?? 10), 'any')
+  const burst = number('burst', 'Burst (requests at once after a pause)', String(held?.burst ?? 1), '1')
+  const adaptiveId = uid('rate-limit-adaptive')
+  const adaptive = /** @type {HTMLInputElement} */ (h('input', { type: 'checkbox', id: adaptiveId, checked: held?.adaptive ?? false }))
+  const body = h(
+    'div',
+    { class: 'auth-body' },
+    perSecond.field,
+    burst.field,
+    h('span', { class: 'check' }, adaptive, h('label', { for: adaptiveId }, 'Adaptive: halve the rate on a 429 or 503 answer, recover it slowly')),
+  )
+  body.hidden = held === null
+  on.addEventListener('change', () => (body.hidden = !on.checked))
+  return {
+    field: h('div', { class: 'field' }, h('span', { class: 'check' }, on, h('label', { for: onId }, 'Limit the rate of requests to this endpoint')), body),
+    read: () => (on.checked ? { per_second: Number(perSecond.input.value), burst: Number(burst.input.value), adaptive: adaptive.checked } : null),
+  }
+}
+
+/** The details list's rate limit line, or null when it has none. @param {any} endpoint */
+export function rateLimitSummary(endpoint) {
+  const r = endpoint.rate_limit
+  if (!r) return null
+  return `${r.per_second}/s, burst ${r.burst}${r.adaptive ? ', adaptive (429/503 lower it)' : ''}`
 }
 
 /**

@@ -94,4 +94,26 @@ describe('a rate-limited endpoint', () => {
     expect((await deliveryClaim(h.db, { now: new Date(t0.getTime() + 1000), limit: 10, actor: 'worker:t' })).claimed).toHaveLength(1)
     expect((await h.replay()).differences).toEqual([])
   })
+
+  it('adaptive: a 429 halves the rate the claim paces by, 2xx answers bring it back; replay moves it the same', async () => {
+    const h = (harness = await engineHarness({ reply: (_req, i) => ({ status: i === 0 ? 429 : 204 }) }))
+    const { endpoint } = await h.createEndpoint()
+    const ctx = () => ({ owner_id: h.owner, now: h.clock.now(), actor: 'owner:test' })
+    await h.db.transaction().execute((trx) => endpointUpdate(trx, ctx(), endpoint.id, { rate_limit: { per_second: 10, burst: 1, adaptive: true } }))
+    for (let i = 1; i <= 3; i++) await h.publish({ id: `evt_${i}` })
+    const rate = async () => (await h.endpointOf(endpoint.id)).rate_adapted_per_second
+    await h.step() // the 429 (no Retry-After: a retry), the rate halves to 5/s
+    expect(await rate()).toBe(5)
+    // The bucket the 429's claim left lets the next send through at t0 + 100 ms (10/s); that
+    // send moves it on at the adapted 5/s: the one after waits 200 ms, not 100.
+    h.clock.advance(100)
+    expect(await h.step()).toMatchObject({ claimed: 1 })
+    expect(await rate()).toBeCloseTo(5 * 1.05 + 0.1, 9)
+    h.clock.advance(199)
+    expect(await h.step()).toMatchObject({ claimed: 0 })
+    h.clock.advance(1)
+    expect(await h.step()).toMatchObject({ claimed: 1 })
+    expect((await h.replay()).differences).toEqual([])
+  })
 })
+

@@ -13,6 +13,8 @@ export type WaitingReason =
   | { readonly kind: 'lease_busy'; readonly until: Date }
   /** The endpoint's rate limit: its bucket lets the next request through at `until`. */
   | { readonly kind: 'rate_limited'; readonly until: Date }
+  /** A strict-ordered endpoint: an earlier delivery (`blocked_by`) must complete or be discarded first. */
+  | { readonly kind: 'ordering'; readonly until: null; readonly blocked_by: string }
   /** Due: waiting for a free worker slot. */
   | { readonly kind: 'due'; readonly until: null }
   /** Scheduled for later by something else (a redelivery or enqueue due later). */
@@ -32,10 +34,14 @@ export function waitingReason(
   scheduledBy: SchedulingEntry | null,
   endpoint: (Pick<EndpointRow, 'busy_until' | 'busy_delivery_id'> & Partial<RateBucket>) | null,
   now: Date,
+  /** On a strict-ordered endpoint, the earlier live delivery it waits for (core strictBlocker). */
+  blockedBy: string | null = null,
 ): WaitingReason | null {
   if (delivery.state !== 'pending' && delivery.state !== 'retryable') return null
   const next = delivery.next_attempt_at
   if (next === null) return null
+  // Strict order first: whatever its own time, it goes only after the one before it.
+  if (blockedBy !== null) return { kind: 'ordering', until: null, blocked_by: blockedBy }
   const busy = endpoint?.busy_until ?? null
   // Another delivery of the endpoint holds its lease past this one's time: it waits for that.
   if (busy !== null && busy > now && busy >= next && endpoint?.busy_delivery_id !== delivery.id) {

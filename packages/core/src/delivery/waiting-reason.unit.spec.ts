@@ -9,6 +9,11 @@ const d = (over: Partial<{ state: any; attempts: number; next_attempt_at: Date |
 const free = { busy_until: null, busy_delivery_id: null }
 
 describe('waitingReason', () => {
+  it('a strict-ordered endpoint: names the earlier delivery it waits for, whatever its own time', () => {
+    expect(waitingReason(d({ next_attempt_at: now }), null, free, now, 'd0')).toEqual({ kind: 'ordering', until: null, blocked_by: 'd0' })
+    expect(waitingReason(d({ state: 'completed', next_attempt_at: null }), null, free, now, 'd0')).toBeNull()
+  })
+
   const cases: [string, ReturnType<typeof d>, SchedulingEntry | null, { busy_until: Date | null; busy_delivery_id: string | null; rate_limit?: { per_second: number; burst: number; adaptive: boolean } | null; rate_tat?: Date | null }, unknown][] = [
     ['completed: not waiting', d({ state: 'completed', next_attempt_at: null }), null, free, null],
     ['running: not waiting', d({ state: 'running' }), null, free, null],

@@ -46,3 +46,31 @@ export function rateTatAfterSend(b: RateBucket, now: Date): Date | null {
   const from = b.rate_tat === null ? now.getTime() : Math.max(b.rate_tat.getTime(), now.getTime())
   return new Date(from + interval)
 }
+
+/** The lowest an adaptive rate goes: a hundredth of the configured one. */
+export const ADAPTIVE_FLOOR_FRACTION = 0.01
+/** After each 2xx an adapted rate grows by this fraction of itself (it doubles back in ~14 answers)… */
+export const ADAPTIVE_RECOVERY_FACTOR = 1.05
+/** …plus this fraction of the configured rate, so a rate near the floor recovers too. */
+export const ADAPTIVE_RECOVERY_STEP = 0.01
+
+/**
+ * An adaptive rate limit (`adaptive: true`) after the receiver answered `status`: a 429 or 503
+ * halves the rate in force (down to the floor); a 2xx brings an adapted rate back slowly toward
+ * the configured one (null once it is there again). Undefined: no change (no adaptive limit, or
+ * another answer). The value rides on the attempt's entry, so replay moves the rate as the settle did.
+ */
+export function adaptedRateAfter(b: RateBucket, status: number | null): number | null | undefined {
+  if (b.rate_limit === null || !b.rate_limit.adaptive || status === null) return undefined
+  const configured = b.rate_limit.per_second
+  const current = b.rate_adapted_per_second ?? configured
+  if (status === 429 || status === 503) {
+    const lowered = Math.max(configured * ADAPTIVE_FLOOR_FRACTION, current / 2)
+    return lowered === b.rate_adapted_per_second ? undefined : lowered
+  }
+  if (status >= 200 && status < 300 && b.rate_adapted_per_second !== null) {
+    const raised = current * ADAPTIVE_RECOVERY_FACTOR + configured * ADAPTIVE_RECOVERY_STEP
+    return raised >= configured ? null : raised
+  }
+  return undefined
+}

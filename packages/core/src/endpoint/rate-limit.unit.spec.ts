@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { rateAllows, rateReadyAt, rateTatAfterSend, type RateBucket } from './rate-limit.js'
+import { adaptedRateAfter, rateAllows, rateReadyAt, rateTatAfterSend, type RateBucket } from './rate-limit.js'
 
 const T0 = new Date('2026-01-01T00:00:00.000Z')
 const at = (ms: number) => new Date(T0.getTime() + ms)
@@ -41,5 +41,27 @@ describe('the token bucket (GCRA): whether a send at now is allowed, and the buc
       expect(inWindow).toBeLessThanOrEqual(5 + 50)
     }
     expect(sent.length).toBe(5 + Math.floor(2999 / 20))
+  })
+})
+
+describe('an adaptive limit: 429/503 halve the rate in force, 2xx bring it back slowly', () => {
+  const adaptive = (per_second: number, adapted: number | null): RateBucket => ({ rate_limit: { per_second, burst: 1, adaptive: true }, rate_tat: null, rate_adapted_per_second: adapted })
+  const cases: [string, RateBucket, number | null, number | null | undefined][] = [
+    ['429 at the configured rate: half', adaptive(10, null), 429, 5],
+    ['503 again: half of that', adaptive(10, 5), 503, 2.5],
+    ['never below a hundredth of the configured rate', adaptive(10, 0.1), 429, undefined],
+    ['near the floor it halves to the floor', adaptive(10, 0.15), 429, 0.1],
+    ['2xx on an adapted rate: 5 % more plus 1 % of the configured', adaptive(10, 5), 204, 5 * 1.05 + 0.1],
+    ['2xx that reaches the configured rate: back to it (null)', adaptive(10, 9.8), 200, null],
+    ['2xx at the configured rate: nothing to change', adaptive(10, null), 200, undefined],
+    ['a 500 changes nothing', adaptive(10, 5), 500, undefined],
+    ['no answer (connection error) changes nothing', adaptive(10, 5), null, undefined],
+    ['not adaptive: never', { rate_limit: { per_second: 10, burst: 1, adaptive: false }, rate_tat: null, rate_adapted_per_second: null }, 429, undefined],
+    ['no limit: never', { rate_limit: null, rate_tat: null, rate_adapted_per_second: null }, 429, undefined],
+  ]
+  it.each(cases)('%s', (_name, b, status, want) => {
+    const got = adaptedRateAfter(b, status)
+    if (typeof want === 'number') expect(got).toBeCloseTo(want, 9)
+    else expect(got).toBe(want)
   })
 })

@@ -123,6 +123,11 @@ export interface LedgerPayloads {
      * one; both replay and verify the same way.
      */
     completes?: true
+    /**
+     * An endpoint with an adaptive rate limit: the rate in force after this answer (a 429/503
+     * halves it, 2xx answers bring it back; null: the configured rate again). Absent: unchanged.
+     */
+    rate_adapted_per_second?: number | null
   }
   /** Format 1 only: a 2xx attempt's completion (format 2 says it on the attempt: `completes`). */
   'delivery.completed': Record<string, never>

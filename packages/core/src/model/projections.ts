@@ -221,12 +221,16 @@ export function evolveEndpoint(row: EndpointRow | null, e: LedgerEntry): Endpoin
       }
     case 'delivery.attempted':
     case 'delivery.discarded':
-    case 'delivery.lease_busy':
+    case 'delivery.lease_busy': {
+      // An adaptive rate limit moves with the answers (rate-limit.ts adaptedRateAfter).
+      const adapted = e.kind === 'delivery.attempted' ? e.payload.rate_adapted_per_second : undefined
+      const paced = adapted !== undefined ? { ...row, rate_adapted_per_second: adapted } : row
       // Only the delivery holding the lease may release it: an expired lease may already have
       // been taken over by another delivery of this endpoint.
-      return row.busy_delivery_id !== null && row.busy_delivery_id === e.delivery_id
-        ? { ...row, busy_until: null, busy_delivery_id: null }
-        : row
+      return paced.busy_delivery_id !== null && paced.busy_delivery_id === e.delivery_id
+        ? { ...paced, busy_until: null, busy_delivery_id: null }
+        : paced
+    }
     default:
       return row
   }

@@ -2,23 +2,21 @@ import { sql, type RawBuilder } from 'kysely'
 import type { DeliveryRow } from '@hookledger/core'
 import { DELIVERY_ROW_COLUMNS } from './delivery-row-sql.js'
 import { HEAD_EVENT_COLUMNS, deliveryWithEvent, type FollowingDelivery } from './delivery-claim.js'
+import { nextOfEndpoint } from './delivery-next.js'
 
 /**
  * For the one-call settle (`ledgerWrite`'s `alongside`): each claimed delivery's endpoint's
- * next due delivery after it, with its event, read on the snapshot before the write — the
- * settled delivery is still `running` there and the claimed one is excluded by id. Unlocked:
- * the claim that takes it checks its version.
+ * next delivery after it on its line (delivery-next.ts), with its event, read on the snapshot
+ * before the write — the settled deliveries (`settled`) are still `running` there and are left
+ * off the line, as is the claimed one. Only a waiting, due one is read. Unlocked: the claim that
+ * takes it checks its version.
  */
-export function followingAlongside(claimed: readonly Pick<DeliveryRow, 'id' | 'endpoint_id'>[], now: Date): RawBuilder<unknown> {
+export function followingAlongside(claimed: readonly Pick<DeliveryRow, 'id' | 'endpoint_id'>[], now: Date, settled: readonly string[] = []): RawBuilder<unknown> {
   return sql`
     select ${DELIVERY_ROW_COLUMNS}, ${HEAD_EVENT_COLUMNS}
     from unnest(${claimed.map((d) => d.endpoint_id)}::uuid[], ${claimed.map((d) => d.id)}::uuid[]) as c(endpoint_id, id)
-    cross join lateral (
-      select d.id from delivery_states d
-      where d.endpoint_id = c.endpoint_id and d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now} and d.id <> c.id
-      order by d.next_attempt_at, d.id limit 1
-    ) h
-    join delivery_states s on s.id = h.id
+    cross join lateral (${nextOfEndpoint(sql`c.endpoint_id`, now, 1, sql`${[...settled]}::uuid[] || c.id`)}) h
+    join delivery_states s on s.id = h.id and s.state in ('pending', 'retryable') and s.next_attempt_at <= ${now}
     join delivery_origins o on o.id = s.id
     join events ev on ev.owner_id = o.owner_id and ev.id = o.event_id
   `

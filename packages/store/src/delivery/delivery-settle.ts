@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import {
   DeliveryOutcome,
   JOB_TIMEOUT_MS,
+  adaptedRateAfter,
   decideDelivery,
   decideEndpointAfterOutcome,
   releaseCoolDown,
@@ -184,9 +185,13 @@ async function settle(
   let following = new Map<string, FollowingDelivery>()
   let claimedIds: string[] = []
   if (next) {
+    // A strict-ordered endpoint's line moves on only when the delivery it settles is done: one
+    // that will be retried stays its head, and the deliveries behind it wait (core strict-order).
+    const lineMoved = new Set(kept.filter((i) => i.outcome.type === 'completed' || i.outcome.type === 'discarded').map((i) => i.delivery.endpoint_id))
     const free = endpointIds.filter((id) => {
       if (next.endpointIds && !next.endpointIds.has(id)) return false
       const e = current.get(id)!
+      if (e.ordering === 'strict' && !lineMoved.has(id)) return false
       return e.enabled && e.deleted_at === null && (e.busy_until === null || e.busy_until.getTime() <= now.getTime())
     })
     // A caller that does not say what follows gets the earliest due, which takes locks.
@@ -197,7 +202,7 @@ async function settle(
         return f ? [{ delivery: f.delivery, event: f.event, nth: 1 }] : []
       })
     } else {
-      ;({ heads, following } = splitHeads(await lockNextHeadsOf(q as Trx, free, now, next.started)))
+      ;({ heads, following } = splitHeads(await lockNextHeadsOf(q as Trx, free, now, next.started, kept.map((i) => i.delivery.id))))
       // A started delivery that can no longer be claimed leaves its endpoint to nobody in this
       // settle: its answer, when it comes, is kept as settle_dropped.
       heads = heads.filter((h) => !next.started?.has(h.delivery.endpoint_id) || next.started.get(h.delivery.endpoint_id) === h.delivery.id)
@@ -219,7 +224,7 @@ async function settle(
     ...(optimistic
       ? {
           leasesHeld: endpoints.map((e) => ({ id: e.id, busy_delivery_id: e.busy_delivery_id, busy_until: e.busy_until })),
-          ...(claimedHeads.length > 0 ? { alongside: followingAlongside(claimedHeads.map((h) => h.delivery), now) } : {}),
+          ...(claimedHeads.length > 0 ? { alongside: followingAlongside(claimedHeads.map((h) => h.delivery), now, kept.map((i) => i.delivery.id)) } : {}),
         }
       : {}),
   })
@@ -263,7 +268,7 @@ function decideOutcomes(
   const entries: LedgerEntry[] = []
   for (const it of kept) {
     const delivery = heldById.get(it.delivery.id)!
-    const own = decideDelivery(delivery, it.outcome, { now, actor: it.actor })
+    const own = withAdaptedRate(decideDelivery(delivery, it.outcome, { now, actor: it.actor }), current.get(delivery.endpoint_id)!)
     // The endpoint decision sees the row after this delivery released its lease.
     const released = foldOver({ endpoints: [current.get(delivery.endpoint_id)!] }, own).set.endpoints
     const endpoint = released.get(delivery.endpoint_id)!
@@ -272,6 +277,15 @@ function decideOutcomes(
     entries.push(...own, ...transitions)
   }
   return { entries, current }
+}
+
+/** An adaptive rate limit's new rate after this answer, on the attempt's entry (core adaptedRateAfter). */
+function withAdaptedRate(entries: LedgerEntry[], endpoint: EndpointRow): LedgerEntry[] {
+  return entries.map((e) => {
+    if (e.kind !== 'delivery.attempted') return e
+    const adapted = adaptedRateAfter(endpoint, e.payload.status_code)
+    return adapted === undefined ? e : { ...e, payload: { ...e.payload, rate_adapted_per_second: adapted } }
+  })
 }
 
 /**

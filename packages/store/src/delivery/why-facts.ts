@@ -1,4 +1,4 @@
-import type { ExpressionBuilder } from 'kysely'
+import { sql, type ExpressionBuilder } from 'kysely'
 import {
   deliveryIdFor,
   evolveDelivery,
@@ -11,6 +11,7 @@ import {
 } from '@hookledger/core'
 import type { Database, Db } from '../database/database.js'
 import { LEDGER_RECORD_COLUMNS } from '../read-models.js'
+import { STRICT_LINE_FROM, STRICT_ORDER } from './delivery-next.js'
 
 const SCHEDULING_KINDS = ['delivery.retry_scheduled', 'delivery.snoozed', 'delivery.lease_busy', 'delivery.enqueued', 'delivery.redelivered', 'delivery.cool_down_released']
 
@@ -18,8 +19,9 @@ const SCHEDULING_KINDS = ['delivery.retry_scheduled', 'delivery.snoozed', 'deliv
 const anyOf = <T>(values: readonly T[]) => (eb: ExpressionBuilder<Database, keyof Database>) => eb.fn.any(eb.val(values))
 
 /**
- * For the waiting ones among `deliveries`: the entry that last scheduled each, and their
- * endpoints' leases — what `waitingReason` reads.
+ * For the waiting ones among `deliveries`: the entry that last scheduled each, their endpoints'
+ * leases and rate buckets, and on strict-ordered endpoints the earlier delivery each waits for
+ * (the line's head, core strictBlocker) — what `waitingReason` reads.
  */
 export async function waitingFacts(
   db: Db,
@@ -28,12 +30,13 @@ export async function waitingFacts(
 ): Promise<{
   scheduledBy: Map<string, SchedulingEntry>
   endpoints: Map<string, Pick<EndpointRow, 'busy_until' | 'busy_delivery_id' | 'rate_limit' | 'rate_tat' | 'rate_adapted_per_second'>>
+  blockedBy: Map<string, string>
 }> {
   const waiting = deliveries.filter((d) => d.state === 'pending' || d.state === 'retryable')
-  if (waiting.length === 0) return { scheduledBy: new Map(), endpoints: new Map() }
+  if (waiting.length === 0) return { scheduledBy: new Map(), endpoints: new Map(), blockedBy: new Map() }
   const ids = waiting.map((d) => d.id)
   const endpointIds = [...new Set(waiting.map((d) => d.endpoint_id))]
-  const [entries, endpoints] = await Promise.all([
+  const [entries, endpoints, blocked] = await Promise.all([
     db
       .selectFrom('ledger')
       .distinctOn('delivery_id')
@@ -51,10 +54,19 @@ export async function waitingFacts(
       .where('id', '=', anyOf(endpointIds))
       .where('owner_id', '=', owner_id)
       .execute(),
+    // The head of each strict endpoint's line, when it is not the delivery itself.
+    sql<{ id: string; blocked_by: string }>`
+      select w.id, b.id as blocked_by
+      from delivery_origins w
+      join endpoints ep on ep.id = w.endpoint_id and ep.ordering = 'strict'
+      cross join lateral (select d.id from ${STRICT_LINE_FROM} order by ${STRICT_ORDER} limit 1) b
+      where w.id = any(${ids}::uuid[]) and w.owner_id = ${owner_id} and b.id <> w.id
+    `.execute(db),
   ])
   return {
     scheduledBy: new Map(entries.map((e) => [e.delivery_id, e])),
     endpoints: new Map(endpoints.map((e) => [e.id, e])),
+    blockedBy: new Map(blocked.rows.map((r) => [r.id, r.blocked_by])),
   }
 }
 

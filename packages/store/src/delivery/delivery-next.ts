@@ -1,0 +1,57 @@
+/**
+ * Which deliveries of an endpoint go next, in its order (the claim, the settle that passes a
+ * lease on, and the one-call settle's look-ahead all read it here):
+ *
+ * - `ordering: none`: its due deliveries (pending or retryable, next_attempt_at ≤ now) by due
+ *   time, then id — one index probe.
+ * - `ordering: strict` (core strict-order.ts): its live deliveries (pending, retryable or
+ *   running) by the event's occurred_at (a pruned event first), then event id, then id. The
+ *   first is the head; only a due, waiting head may be claimed, and the one after it only
+ *   behind it — so a failing or running head holds back the rest. The caller's lock keeps the
+ *   due prefix (`lockHeads` skips rows not waiting and due). Its cost follows the endpoint's
+ *   live backlog (a sort), paid only by strict endpoints.
+ *
+ * Rows: `id` and `k`, the position on the endpoint's line (1: what goes next).
+ */
+import { sql, type RawBuilder } from 'kysely'
+
+/** The strict line's order (delivery `d`, its origin `o`, its event `ev`). */
+export const STRICT_ORDER = sql.raw('ev.occurred_at nulls first, o.event_id, d.id')
+
+/**
+ * The live deliveries of endpoint row `ep` as `d` (with `o` and `ev` joined): its waiting ones
+ * through the claim index, and the one it has leased (at most one runs per endpoint), by id.
+ */
+export const STRICT_LINE_FROM = sql.raw(`(
+    select s.id from delivery_states s where s.endpoint_id = ep.id and s.state in ('pending', 'retryable')
+    union all
+    select s.id from delivery_states s where s.id = ep.busy_delivery_id and s.endpoint_id = ep.id and s.state = 'running'
+  ) live
+  join delivery_states d on d.id = live.id
+  join delivery_origins o on o.id = d.id
+  left join events ev on ev.owner_id = o.owner_id and ev.id = o.event_id`)
+
+/**
+ * The first `n` of endpoint `endpointId`'s line at `now`, leaving out `except` (a uuid[]
+ * expression: deliveries settled or already started in the same statement).
+ */
+export function nextOfEndpoint(endpointId: RawBuilder<unknown>, now: Date, n: number, except: RawBuilder<unknown> = sql`'{}'::uuid[]`): RawBuilder<unknown> {
+  return sql`
+    select x.id, x.k from endpoints ep cross join lateral (
+      select d.id, row_number() over (order by d.next_attempt_at, d.id) as k from (
+        select d.id, d.next_attempt_at from delivery_states d
+        where ep.ordering = 'none' and d.endpoint_id = ep.id and d.state in ('pending', 'retryable')
+          and d.next_attempt_at <= ${now} and not (d.id = any(${except}))
+        order by d.next_attempt_at, d.id limit ${n}
+      ) d
+      union all
+      select l.id, l.k from (
+        select d.id, row_number() over (order by ${STRICT_ORDER}) as k
+        from ${STRICT_LINE_FROM}
+        where ep.ordering = 'strict' and not (d.id = any(${except}))
+        order by ${STRICT_ORDER} limit ${n}
+      ) l
+    ) x
+    where ep.id = ${endpointId}
+  `
+}
