@@ -1,5 +1,6 @@
 // The bench's loopback receiver, run in its own process (child_process.fork) so that it does not
-// share an event loop with the dispatcher. It answers every request with 204, counts them, and —
+// share an event loop with the dispatcher. It answers every request with 204 (a path starting
+// `/slow/<ms>/` after that many milliseconds: a slow receiver), counts them, and —
 // while recording — keeps [webhook-id, path, arrival ms] where arrival is
 // `performance.timeOrigin + performance.now()` taken when the request's headers arrive.
 //
@@ -20,7 +21,9 @@ const server = createServer((req, res) => {
   count++
   if (recording) arrivals.push([req.headers['webhook-id'] ?? '', req.url ?? '', at])
   req.on('data', () => {})
-  req.on('end', () => {
+  const slow = /^\/slow\/(\d+)\//.exec(req.url ?? '')
+  req.on('end', () => (slow ? setTimeout(answer, Number(slow[1])) : answer()))
+  const answer = () => {
     res.writeHead(204)
     res.end()
     if (waiters.length > 0) {
@@ -30,7 +33,7 @@ const server = createServer((req, res) => {
         return false
       })
     }
-  })
+  }
 })
 server.keepAliveTimeout = 60_000
 server.headersTimeout = 65_000

@@ -28,6 +28,9 @@
  *   publish-http     POST /api/events through the real API (serve --role api): events/s
  *   publish-many     10,000 events by @hookledger/publisher's publishMany in one transaction
  *   peer             the same deliveries, hookledger at default settings vs graphile-worker
+ *   rate-limit       one endpoint limited to 50/s, a 10,000-event backlog, four workers: arrivals/s
+ *   fairness         a quiet owner's publish -> arrival alone vs while another floods 200,000
+ *                    deliveries to 2,000 endpoints answering in 200 ms (fair share across owners)
  *   history          1,000,000 completed deliveries in history (quick: 20,000): claim, one
  *                    delivery's attempt history, disk per delivery
  *
@@ -50,6 +53,8 @@ import { drainOffScenario, drainScenario, drainSealedScenario } from './bench/dr
 import { drainV1a } from './bench/drain-v1a.js'
 import { fanoutScenario } from './bench/fanout.js'
 import { fanoutWideScenario } from './bench/fanout-wide.js'
+import { fairnessScenario } from './bench/fairness.js'
+import { rateLimitScenario } from './bench/rate-limit.js'
 import { footprintScenario } from './bench/footprint.js'
 import { benchRun, runScenario } from './bench/harness.js'
 import { historyScenario } from './bench/history.js'
@@ -87,6 +92,8 @@ const code = await benchRun(async (env) => {
   await runScenario(env, 'publish-many', publishManyScenario)
   await runScenario(env, 'peer', peerScenario)
   await runScenario(env, 'serve-drain', serveDrainScenario)
+  await runScenario(env, 'rate-limit', rateLimitScenario)
+  await runScenario(env, 'fairness', fairnessScenario)
   await runScenario(env, 'history', historyScenario)
   // Only when asked (--soak=SECONDS): an hour is outside any test run.
   if (SOAK_SECONDS !== null) await runScenario(env, 'soak', soakScenario)

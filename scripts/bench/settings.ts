@@ -106,6 +106,13 @@ export const cfg = {
   // history: completed deliveries already in the ledger and the projection.
   historyDeliveries: QUICK ? 20_000 : 1_000_000,
   historyLookups: 50,
+  // fairness: a quiet owner (20 events/s to 5 endpoints) alone, then while another floods
+  // 100 events × 2,000 endpoints (200,000 deliveries) answering in 200 ms.
+  fairFloodEndpoints: scaled(2_000, 100),
+  fairFloodEvents: scaled(100, 20),
+  fairSlowMs: 200,
+  fairQuietRate: 20,
+  fairSeconds: QUICK ? 2 : 20,
 }
 
 export const targets = {
@@ -122,4 +129,8 @@ export const targets = {
   partitionsDrainRatio: 0.9,
   peerRatio: 3,
   attemptHistoryMs: 10,
+  // A quiet owner's publish → arrival p99 while another floods ÷ alone.
+  fairnessP99Ratio: 1.5,
+  // One rate-limited endpoint's arrivals/s under a backlog and four workers, off its limit by at most.
+  rateLimitTolerance: 0.05,
 }

@@ -16,6 +16,7 @@ import { freePort, openEmbeddedDatabase, runningCluster, type EmbeddedDatabase }
 import { eventually, removeDataDir } from '@hookledger/testkit'
 import { startServe } from '../e2e/cli-process.js'
 import type { ReceiverHit, VerifyingReceiver } from './verifying-receiver.js'
+export type { ReceiverHit } from './verifying-receiver.js'
 
 export { VerifyingReceiver } from './verifying-receiver.js'
 

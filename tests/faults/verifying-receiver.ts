@@ -7,6 +7,8 @@ export interface ReceiverHit {
   readonly receivedAt: number
   /** Set once the answer was sent in full (a killed sender never reads it). */
   answeredAt: number | null
+  /** The status it was answered with (null until answered). */
+  status: number | null
 }
 
 /**
@@ -27,10 +29,11 @@ export class VerifyingReceiver {
   /** Arrivals (0-based, across endpoints) never answered: held until their connection closes (a killed worker). */
   readonly held = new Set<number>()
 
-  constructor(readonly options: { delayMs?: number; status?: number } = {}) {
+  constructor(readonly options: { delayMs?: number; status?: number; statusOf?: (eventId: string, nth: number) => number } = {}) {
     this.#server = createServer((req, res) => {
       const endpoint = Number(/^\/ep\/(\d+)$/.exec(req.url ?? '')?.[1] ?? -1)
-      const hit: ReceiverHit = { endpoint, eventId: String(req.headers['webhook-id'] ?? ''), receivedAt: performance.now(), answeredAt: null }
+      const hit: ReceiverHit = { endpoint, eventId: String(req.headers['webhook-id'] ?? ''), receivedAt: performance.now(), answeredAt: null, status: null }
+      const nth = this.hits.filter((h) => h.eventId === hit.eventId).length
       const hold = this.held.has(this.hits.length)
       this.hits.push(hit)
       const flying = this.#inFlight.get(endpoint) ?? new Set()
@@ -42,8 +45,12 @@ export class VerifyingReceiver {
       req.on('end', () => {
         if (hold) return
         const answer = () => {
-          res.writeHead(this.options.status ?? 204)
-          res.end(() => (hit.answeredAt = performance.now()))
+          const status = this.options.statusOf?.(hit.eventId, nth) ?? this.options.status ?? 204
+          res.writeHead(status)
+          res.end(() => {
+            hit.answeredAt = performance.now()
+            hit.status = status
+          })
         }
         if (this.options.delayMs) setTimeout(answer, this.options.delayMs)
         else answer()

@@ -954,8 +954,9 @@ export interface operations {
                             updated_at: string;
                             waiting_reason: {
                                 attempt?: number;
+                                blocked_by?: string;
                                 /** @enum {string} */
-                                kind: "backoff" | "retry_after" | "cool_down" | "lease_busy" | "rate_limited" | "due" | "scheduled";
+                                kind: "backoff" | "retry_after" | "cool_down" | "lease_busy" | "rate_limited" | "ordering" | "due" | "scheduled";
                                 of?: number;
                                 retry_after_ms?: number;
                                 text: string;
@@ -1068,8 +1069,9 @@ export interface operations {
                             updated_at: string;
                             waiting_reason: {
                                 attempt?: number;
+                                blocked_by?: string;
                                 /** @enum {string} */
-                                kind: "backoff" | "retry_after" | "cool_down" | "lease_busy" | "rate_limited" | "due" | "scheduled";
+                                kind: "backoff" | "retry_after" | "cool_down" | "lease_busy" | "rate_limited" | "ordering" | "due" | "scheduled";
                                 of?: number;
                                 retry_after_ms?: number;
                                 text: string;
@@ -1266,8 +1268,9 @@ export interface operations {
                         updated_at: string;
                         waiting_reason: {
                             attempt?: number;
+                            blocked_by?: string;
                             /** @enum {string} */
-                            kind: "backoff" | "retry_after" | "cool_down" | "lease_busy" | "rate_limited" | "due" | "scheduled";
+                            kind: "backoff" | "retry_after" | "cool_down" | "lease_busy" | "rate_limited" | "ordering" | "due" | "scheduled";
                             of?: number;
                             retry_after_ms?: number;
                             text: string;
@@ -1733,6 +1736,8 @@ export interface operations {
                             ordering: "none" | "strict";
                             /** @description whpk_ + base64 of the ed25519 public key that verifies v1a signatures; null until the scheme includes v1a */
                             public_key: string | null;
+                            /** @description An adaptive rate limit: the rate in force after 429/503 answers lowered it; null: the configured rate */
+                            rate_adapted_per_second: number | null;
                             /** @description The rate limit, or null */
                             rate_limit: {
                                 adaptive: boolean;
@@ -1934,6 +1939,8 @@ export interface operations {
                             ordering: "none" | "strict";
                             /** @description whpk_ + base64 of the ed25519 public key that verifies v1a signatures; null until the scheme includes v1a */
                             public_key: string | null;
+                            /** @description An adaptive rate limit: the rate in force after 429/503 answers lowered it; null: the configured rate */
+                            rate_adapted_per_second: number | null;
                             /** @description The rate limit, or null */
                             rate_limit: {
                                 adaptive: boolean;
@@ -2090,6 +2097,8 @@ export interface operations {
                         ordering: "none" | "strict";
                         /** @description whpk_ + base64 of the ed25519 public key that verifies v1a signatures; null until the scheme includes v1a */
                         public_key: string | null;
+                        /** @description An adaptive rate limit: the rate in force after 429/503 answers lowered it; null: the configured rate */
+                        rate_adapted_per_second: number | null;
                         /** @description The rate limit, or null */
                         rate_limit: {
                             adaptive: boolean;
@@ -2337,6 +2346,8 @@ export interface operations {
                         ordering: "none" | "strict";
                         /** @description whpk_ + base64 of the ed25519 public key that verifies v1a signatures; null until the scheme includes v1a */
                         public_key: string | null;
+                        /** @description An adaptive rate limit: the rate in force after 429/503 answers lowered it; null: the configured rate */
+                        rate_adapted_per_second: number | null;
                         /** @description The rate limit, or null */
                         rate_limit: {
                             adaptive: boolean;
@@ -2472,8 +2483,9 @@ export interface operations {
                             updated_at: string;
                             waiting_reason: {
                                 attempt?: number;
+                                blocked_by?: string;
                                 /** @enum {string} */
-                                kind: "backoff" | "retry_after" | "cool_down" | "lease_busy" | "rate_limited" | "due" | "scheduled";
+                                kind: "backoff" | "retry_after" | "cool_down" | "lease_busy" | "rate_limited" | "ordering" | "due" | "scheduled";
                                 of?: number;
                                 retry_after_ms?: number;
                                 text: string;

@@ -16,6 +16,7 @@ import {
 import {
   deliveryClaim,
   fanoutRun,
+  nextReadyAfter,
   ownersSuspended,
   ownersWaiting,
   type ClaimedDelivery,
@@ -251,8 +252,20 @@ export class Dispatcher {
       if (busy && this.#nudged) continue
       if (busy && this.#inflight.size < this.#concurrency) continue
       const poll = this.#o.pollIntervalMs ?? POLL_INTERVAL_DEFAULT_MS
-      if (await this.#pause(poll * (0.9 + Math.random() * 0.2))) this.#eventsHint = true
+      if (await this.#pause(await this.#idleWaitMs(poll * (0.9 + Math.random() * 0.2)))) this.#eventsHint = true
     }
+  }
+
+  /**
+   * How long an idle pass waits: the poll interval, or less when an endpoint becomes ready sooner
+   * (a rate limit's bucket refilling, a short backoff) and a slot is free for it — so a paced
+   * endpoint gets its rate, not one request per poll.
+   */
+  async #idleWaitMs(pollMs: number): Promise<number> {
+    if (this.#inflight.size >= this.#concurrency) return pollMs
+    const now = this.#o.clock.now()
+    const next = await nextReadyAfter(this.#o.db, now).catch(() => null)
+    return next === null ? pollMs : Math.min(pollMs, Math.max(0, next.getTime() - now.getTime()))
   }
 
   /** Waits `ms`, or until nudged; true if the time ran out. */
@@ -291,7 +304,7 @@ export class Dispatcher {
       // Full: does an owner wait below its share, or was one we serve suspended? (fair share.)
       // Passes while full come from NOTIFY (new events) and the poll, so this look is cheap.
       const look = await ownersWaiting(this.#o.db, now, [...this.#slots.held.keys()])
-      this.#slots.decide(true, look.waiting, look.suspended)
+      this.#slots.decide(0, look.waiting, performance.now(), look.suspended)
       return fan.events > 0
     }
     const started = performance.now()
@@ -299,7 +312,7 @@ export class Dispatcher {
       now,
       limit: free,
       actor: this.#actor,
-      inFlightByOwner: this.#slots.held,
+      shareOf: (owner, weight) => this.#slots.shareOf(owner, weight, free, performance.now()),
       ...(this.#leaseMs !== undefined ? { leaseMs: this.#leaseMs } : {}),
     })
     if (claimed.length + settled > 0) this.#observer.claimed(claimed.length + settled, entries, performance.now() - started)
@@ -307,7 +320,7 @@ export class Dispatcher {
     // An owner suspended while its turns run: they stop after the delivery they are on (checked
     // at most once a second here; every pass while full).
     const suspended = this.#slots.suspensionCheckDue(performance.now()) ? await ownersSuspended(this.#o.db, [...this.#slots.held.keys()]) : undefined
-    this.#slots.decide(this.#inflight.size >= this.#concurrency, waiting, suspended)
+    this.#slots.decide(this.#concurrency - this.#inflight.size, waiting, performance.now(), suspended)
     return fan.events > 0 || claimed.length > 0 || settled > 0
   }
 
@@ -323,7 +336,7 @@ export class Dispatcher {
     const owner = c.endpoint.owner_id
     const running = () => this.#running && this.#slots.keepsTurn(owner)
     const turn = { clock: this.#o.clock, jobTimeoutMs: this.#jobTimeoutMs, actor: this.#actor, settler: this.#settler, post: (claim: ClaimedDelivery) => this.#post(claim), running }
-    this.#slots.take(owner)
+    this.#slots.take(owner, performance.now())
     const p: Promise<void> = endpointTurn(c, turn)
       .catch((err) => this.#log.error({ err, delivery_id: c.delivery.id }, 'executor:error'))
       .finally(() => {

@@ -11,7 +11,10 @@ export interface EndpointTurnDeps {
   readonly settler: SettleBatcher
   /** Starts one attempt (the dispatcher tracks it until answered). */
   readonly post: (claim: ClaimedDelivery) => Promise<Settlement>
-  /** False once the dispatcher is stopping: nothing more is sent ahead or chained. */
+  /**
+   * Whether the turn goes on after the delivery just answered: false once the dispatcher is
+   * stopping, or when its owner gives this slot back (fair share). Asked once per delivery.
+   */
   readonly running: () => boolean
 }
 
@@ -27,8 +30,9 @@ export async function endpointTurn(first: ClaimedDelivery, deps: EndpointTurnDep
   let posting = deps.post(first)
   for (;;) {
     const settlement = await posting
-    const ahead = sendAhead(current, settlement, deps)
-    const next = await deps.settler.add(settlement, { chain: deps.running(), following: current.following, started: ahead !== null })
+    const goOn = deps.running()
+    const ahead = goOn ? sendAhead(current, settlement, deps) : null
+    const next = await deps.settler.add(settlement, { chain: goOn, following: current.following, started: ahead !== null })
     if (ahead && next?.delivery.id === ahead.claim.delivery.id) {
       current = next
       posting = ahead.posting.then((s) => ({ ...s, delivery: next.delivery, endpoint: next.endpoint }))
@@ -53,7 +57,7 @@ export async function endpointTurn(first: ClaimedDelivery, deps: EndpointTurnDep
  * the settle's claim paces it like any other: nothing is sent ahead of the bucket).
  */
 function sendAhead(current: ClaimedDelivery, answered: Settlement, deps: EndpointTurnDeps): { claim: ClaimedDelivery; posting: Promise<Settlement> } | null {
-  if (!current.following || !deps.running()) return null
+  if (!current.following) return null
   const now = deps.clock.now()
   const allowed = pipelinedSendAllowed({
     answeredCompleted: answered.outcome.type === 'completed',

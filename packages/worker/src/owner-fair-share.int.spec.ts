@@ -47,8 +47,8 @@ function owners(h: EngineHarness) {
 }
 
 const ownerOf = (c: { endpoint: { owner_id: string } }) => c.endpoint.owner_id
-const claim = (h: EngineHarness, limit: number, inFlightByOwner?: Map<string, number>) =>
-  deliveryClaim(h.db, { now: h.clock.now(), limit, actor: 'worker:t', ...(inFlightByOwner ? { inFlightByOwner } : {}) })
+const claim = (h: EngineHarness, limit: number, inFlight?: Record<string, number>) =>
+  deliveryClaim(h.db, { now: h.clock.now(), limit, actor: 'worker:t', ...(inFlight ? { shareOf: (owner: string) => ({ inFlight: inFlight[owner] ?? 0 }) } : {}) })
 
 describe('the claim serves owners in turn', () => {
   it('a quiet owner is not queued behind a flood of older heads, nor behind slots the flood holds', async () => {
@@ -68,7 +68,7 @@ describe('the claim serves owners in turn', () => {
     await o.publish('quiet')
     await o.endpoint('quiet')
     await h.dispatcher.fanoutOnce()
-    const one = await claim(h, 1, new Map([['flood', 5]]))
+    const one = await claim(h, 1, { flood: 5 })
     expect(one.claimed.map(ownerOf)).toEqual(['quiet'])
   })
 

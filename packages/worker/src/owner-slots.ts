@@ -1,27 +1,47 @@
-import { ownersToYield, type OwnerShareState } from '@hookledger/core'
+import { ownerRoom, slotsToGiveBack, type RecentOwner } from '@hookledger/core'
 import type { ReadyOwner } from '@hookledger/store'
 
+/** How long an owner counts as active after it last held a slot or waited for one. */
+export const RECENT_OWNER_WINDOW_MS = 10_000
+
+interface Recent {
+  /** The most slots it held (or held plus one while waiting) in this window and the one before. */
+  peakNow: number
+  peakBefore: number
+  windowStart: number
+  lastSeen: number
+}
+
 /**
- * A dispatcher's slots, owner by owner (issue 24 item 1): how many each owner holds, and which
- * owners' turns give their slot back after the delivery they are on. An endpoint's turn keeps
- * its slot while it has due work (the pipelined lease); with every slot taken, an owner waiting
- * below its fair share would otherwise wait for a whole backlog to drain. So, while full, the
- * owners above their share (core `ownersToYield`) — and any suspended since — end their turns
- * one delivery at a time, and the claim hands the freed slots out by fair share.
+ * A dispatcher's slots, owner by owner (issue 24 item 1): how many each owner holds, how many of
+ * the free ones each may take, and which owners' turns give their slot back after the delivery
+ * they are on.
+ *
+ * An endpoint's turn keeps its slot while it has due work (the pipelined lease), and a slow
+ * receiver holds one for its whole request. So an owner flooding slow endpoints would fill every
+ * slot, and another owner publishing now and then would wait for one of those requests to end.
+ * Instead, slots stay free for the owners active lately below their fair share, as many as they
+ * used (core `ownerRoom`), and owners above their share give back the turns that headroom is
+ * short of (`slotsToGiveBack`): only those end, the others keep pipelining. A suspended owner's
+ * turns all stop. One owner alone has every slot.
  */
 export class OwnerSlots {
   readonly #held = new Map<string, number>()
   /** Weights last seen (claims and looks name them); an owner not seen weighs 1. */
   readonly #weights = new Map<string, number>()
-  #yielding = new Set<string>()
+  readonly #recent = new Map<string, Recent>()
+  /** Turns each owner ends after the delivery they are on (Infinity: all, a suspended owner). */
+  #giveBack = new Map<string, number>()
   #suspensionCheckedAt = -Infinity
   /** Served owners found suspended at the last check (kept until the next one). */
   #suspended: readonly string[] = []
 
   constructor(readonly slots: number) {}
 
-  take(owner: string): void {
-    this.#held.set(owner, (this.#held.get(owner) ?? 0) + 1)
+  take(owner: string, nowMs: number): void {
+    const held = (this.#held.get(owner) ?? 0) + 1
+    this.#held.set(owner, held)
+    this.#note(owner, held, nowMs)
   }
 
   give(owner: string): void {
@@ -30,19 +50,32 @@ export class OwnerSlots {
     else this.#held.delete(owner)
   }
 
-  /** Slots held per owner now (the claim's fair share counts them). */
+  /** Slots held per owner now. */
   get held(): ReadonlyMap<string, number> {
     return this.#held
   }
 
-  /** Owners whose turns end after the delivery they are on. */
+  /** Owners some of whose turns end after the delivery they are on. */
   get yielding(): ReadonlySet<string> {
-    return this.#yielding
+    return new Set(this.#giveBack.keys())
   }
 
-  /** Whether an owner's turn may go on to its endpoint's next delivery. */
+  /**
+   * Whether an owner's turn may go on to its endpoint's next delivery (asked once per delivery):
+   * no while the owner still has slots to give back, each no giving one back.
+   */
   keepsTurn(owner: string): boolean {
-    return !this.#yielding.has(owner)
+    const n = this.#giveBack.get(owner) ?? 0
+    if (n <= 0) return true
+    if (n === 1) this.#giveBack.delete(owner)
+    else this.#giveBack.set(owner, n - 1)
+    return false
+  }
+
+  /** For the claim: what `owner` holds, and how many of `free` slots it may take. */
+  shareOf(owner: string, weight: number, free: number, nowMs: number): { inFlight: number; room: number } {
+    this.#weights.set(owner, weight)
+    return { inFlight: this.#held.get(owner) ?? 0, room: ownerRoom(owner, this.slots, free, this.#recentOwners(nowMs)) }
   }
 
   /** Whether to ask again which owners it serves were suspended (at most once a second while not full). */
@@ -53,21 +86,48 @@ export class OwnerSlots {
   }
 
   /**
-   * Decides who gives slots back, from owners with ready work left waiting and owners suspended
-   * (`suspended`: a fresh check's answer; omitted, the last one holds). With a free slot nobody
-   * needs to for fair share: the claim has already given it out.
+   * After a claim or a look: notes the owners left waiting (each wanted a slot for every endpoint
+   * it has ready, beyond what it holds) and decides whose turns give their slot back — those above their share while fewer
+   * slots are free than the others' headroom, and owners found suspended (`suspended`: a fresh
+   * check's answer; omitted, the last one holds).
    */
-  decide(full: boolean, waiting: readonly ReadyOwner[], suspended?: readonly string[]): void {
-    for (const o of waiting) this.#weights.set(o.owner_id, o.weight)
+  decide(free: number, waiting: readonly ReadyOwner[], nowMs: number, suspended?: readonly string[]): void {
+    for (const o of waiting) {
+      this.#weights.set(o.owner_id, o.weight)
+      const wanted = Math.max(1, Math.min(o.ready, o.room ?? o.ready))
+      if (o.room === null || o.room > 0) this.#note(o.owner_id, (this.#held.get(o.owner_id) ?? 0) + wanted, nowMs)
+    }
     if (suspended !== undefined) this.#suspended = suspended
-    if (!full && this.#suspended.length === 0) {
-      this.#yielding = new Set()
+    this.#giveBack = slotsToGiveBack(this.slots, free, this.#recentOwners(nowMs))
+    for (const id of this.#suspended) if (this.#held.has(id)) this.#giveBack.set(id, Infinity)
+  }
+
+  #note(owner: string, demand: number, nowMs: number): void {
+    const r = this.#recent.get(owner)
+    if (!r || nowMs - r.lastSeen >= RECENT_OWNER_WINDOW_MS) {
+      this.#recent.set(owner, { peakNow: demand, peakBefore: 0, windowStart: nowMs, lastSeen: nowMs })
       return
     }
-    const running = new Map<string, OwnerShareState>()
-    for (const [id, inFlight] of this.#held) running.set(id, { inFlight, weight: this.#weights.get(id) ?? 1 })
-    const wait = new Map(waiting.filter((o) => o.room === null || o.room > 0).map((o) => [o.owner_id, { weight: o.weight }]))
-    this.#yielding = full ? ownersToYield(this.slots, running, wait) : new Set()
-    for (const id of this.#suspended) if (this.#held.has(id)) this.#yielding.add(id)
+    if (nowMs - r.windowStart >= RECENT_OWNER_WINDOW_MS) {
+      r.peakBefore = r.peakNow
+      r.peakNow = 0
+      r.windowStart = nowMs
+    }
+    r.peakNow = Math.max(r.peakNow, demand)
+    r.lastSeen = nowMs
+  }
+
+  /** The owners holding slots or seen within the window, as the headroom rule reads them. */
+  #recentOwners(nowMs: number): Map<string, RecentOwner> {
+    const out = new Map<string, RecentOwner>()
+    for (const [id, r] of this.#recent) {
+      const inFlight = this.#held.get(id) ?? 0
+      if (inFlight === 0 && nowMs - r.lastSeen >= RECENT_OWNER_WINDOW_MS) {
+        this.#recent.delete(id)
+        continue
+      }
+      out.set(id, { inFlight, weight: this.#weights.get(id) ?? 1, peak: Math.max(r.peakNow, r.peakBefore, inFlight) })
+    }
+    return out
   }
 }

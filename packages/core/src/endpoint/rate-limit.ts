@@ -39,11 +39,18 @@ export function rateAllows(b: RateBucket, now: Date): boolean {
   return ready === null || ready.getTime() <= now.getTime()
 }
 
-/** The bucket after a send at `now` (null: no limit, nothing to keep). */
+/**
+ * The bucket after a send at `now` (null: no limit, nothing to keep). A send a little late (by
+ * less than one interval: a claim a few ms after the bucket refilled) keeps the schedule, so the
+ * lateness is not lost and the endpoint gets its rate; in any window the sends stay within
+ * burst + rate × window + 1. A bucket idle longer starts again from now.
+ */
 export function rateTatAfterSend(b: RateBucket, now: Date): Date | null {
   const interval = rateIntervalMs(b)
   if (interval === null) return null
-  const from = b.rate_tat === null ? now.getTime() : Math.max(b.rate_tat.getTime(), now.getTime())
+  const t = now.getTime()
+  const tat = b.rate_tat?.getTime() ?? null
+  const from = tat === null || tat < t - interval ? t : tat
   return new Date(from + interval)
 }
 

@@ -19,6 +19,8 @@ describe('the token bucket (GCRA): whether a send at now is allowed, and the buc
     ['burst 3 at 10/s: three at once, then one per 100 ms', bucket(10, 3, 200), 0, true, 0, 300],
     ['burst 3 at 10/s: the fourth at once waits', bucket(10, 3, 300), 0, false, 100, 400],
     ['an idle bucket refills (a tat long past counts from now)', bucket(10, 3, 300), 5000, true, 100, 5100],
+    ['a send 5 ms late keeps the 20 ms schedule (next at 40, not 45)', bucket(50, 1, 20), 25, true, 20, 40],
+    ['a send a whole interval late starts again from now', bucket(50, 1, 20), 41, true, 20, 61],
     ['a non-integer interval rounds up (3/s → 334 ms)', bucket(3, 1, null), 0, true, null, 334],
     ['adaptive: the lowered rate is in force (50 → 25/s: 40 ms)', bucket(50, 1, 40, 25), 20, false, 40, 80],
   ])('%s', (_name, b, nowMs, allowed, readyMs, tatMs) => {
@@ -41,6 +43,20 @@ describe('the token bucket (GCRA): whether a send at now is allowed, and the buc
       expect(inWindow).toBeLessThanOrEqual(5 + 50)
     }
     expect(sent.length).toBe(5 + Math.floor(2999 / 20))
+  })
+
+  it('late claims (0–15 ms after the bucket allows) still get the rate, and never more than burst + rate + 1 a second', () => {
+    let b = bucket(50, 1, null)
+    const sent: number[] = []
+    let seed = 7
+    const jitter = () => ((seed = (seed * 48271) % 2147483647) % 16)
+    for (let ms = 0; ms < 10_000; ) {
+      sent.push(ms)
+      b = { ...b, rate_tat: rateTatAfterSend(b, at(ms)) }
+      ms = Math.max(ms + 1, rateReadyAt(b)!.getTime() - T0.getTime() + jitter())
+    }
+    for (const start of sent) expect(sent.filter((s) => s >= start && s < start + 1000).length).toBeLessThanOrEqual(1 + 50 + 1)
+    expect(sent.length).toBeGreaterThanOrEqual(0.98 * 500)
   })
 })
 

@@ -19,6 +19,8 @@ export interface OwnerShareState {
   readonly inFlight: number
   /** The owner's weight (1 unless an operator set it). */
   readonly weight: number
+  /** At most this many of the free slots (`ownerRoom`); absent: no bound but the free slots. */
+  readonly room?: number
 }
 
 const stateOf = (owners: ReadonlyMap<string, OwnerShareState>, id: string): OwnerShareState => owners.get(id) ?? { inFlight: 0, weight: 1 }
@@ -39,8 +41,8 @@ export function fairShareOrder<C extends FairCandidate>(candidates: readonly C[]
   const keyed: { c: C; key: number }[] = []
   for (const [owner, list] of byOwner) {
     list.sort(byReadyThenId)
-    const { inFlight, weight } = stateOf(owners, owner)
-    list.forEach((c, k) => keyed.push({ c, key: (inFlight + k + 1) / weight }))
+    const { inFlight, weight, room } = stateOf(owners, owner)
+    list.slice(0, room ?? list.length).forEach((c, k) => keyed.push({ c, key: (inFlight + k + 1) / weight }))
   }
   keyed.sort((a, b) => a.key - b.key || byReadyThenId(a.c, b.c))
   return keyed.slice(0, Math.max(0, limit)).map((k) => k.c)
@@ -61,25 +63,51 @@ export function fairSlots(owner: string, slots: number, active: ReadonlyMap<stri
   return Math.max(1, Math.floor((slots * weight) / Math.max(total, weight)))
 }
 
+/** An owner as the headroom rule sees it: what it holds now, and the most it held or wanted lately. */
+export interface RecentOwner {
+  readonly inFlight: number
+  readonly weight: number
+  /** The most slots it held, or held plus one while it waited, within the recent window. */
+  readonly peak: number
+}
+
 /**
- * With every slot taken, which owners' turns give their slot back after the delivery they are
- * on (no pipelined next send, the endpoint's lease released) so that an owner waiting below its
- * share gets one: those holding more than their share, while any waiting owner holds less than
- * its own. Empty when nobody waiting is short of its share (one owner alone keeps every slot).
- *
- * `running`: owners with slots in this worker; `waiting`: owners with ready work it has not
- * claimed (suspended ones and ones at their `max_in_flight` left out by the caller).
+ * Slots kept free for `o`: what it used lately and does not hold now, up to its fair share. So
+ * an owner that publishes now and then finds a slot free at once instead of waiting for another
+ * owner's slow request to end — the price is those few slots idle between its bursts.
  */
-export function ownersToYield(
-  slots: number,
-  running: ReadonlyMap<string, OwnerShareState>,
-  waiting: ReadonlyMap<string, { readonly weight: number }>,
-): Set<string> {
-  const active = new Map<string, OwnerShareState>(running)
-  for (const [id, { weight }] of waiting) if (!active.has(id)) active.set(id, { inFlight: 0, weight })
-  const starved = [...waiting.keys()].some((id) => stateOf(active, id).inFlight < fairSlots(id, slots, active))
-  if (!starved) return new Set()
-  const over = new Set<string>()
-  for (const [id, s] of running) if (s.inFlight > fairSlots(id, slots, active)) over.add(id)
-  return over
+function reserveOf(o: string, slots: number, recent: ReadonlyMap<string, RecentOwner>): number {
+  const r = recent.get(o)!
+  return Math.max(0, Math.min(r.peak, fairSlots(o, slots, recent)) - r.inFlight)
+}
+
+/** Σ of the other recent owners' reserves. */
+function reservedForOthers(owner: string, slots: number, recent: ReadonlyMap<string, RecentOwner>): number {
+  let sum = 0
+  for (const o of recent.keys()) if (o !== owner) sum += reserveOf(o, slots, recent)
+  return sum
+}
+
+/**
+ * How many of the `free` slots `owner` may take now: all of them but those kept for the other
+ * owners active lately below their share (`reserveOf`). One owner alone takes every slot.
+ */
+export function ownerRoom(owner: string, slots: number, free: number, recent: ReadonlyMap<string, RecentOwner>): number {
+  return Math.max(0, free - reservedForOthers(owner, slots, recent))
+}
+
+/**
+ * How many slots each owner gives back after the deliveries they are on, so that the slots kept
+ * for others (`ownerRoom`) come free: an owner above its fair share, while fewer slots are free
+ * than the others' reserve, gives back the shortfall (at most what it holds above its share).
+ * Only those turns end; the owner's other endpoints keep their slots.
+ */
+export function slotsToGiveBack(slots: number, free: number, recent: ReadonlyMap<string, RecentOwner>): Map<string, number> {
+  const out = new Map<string, number>()
+  for (const [o, r] of recent) {
+    const above = r.inFlight - fairSlots(o, slots, recent)
+    const short = reservedForOthers(o, slots, recent) - free
+    if (above > 0 && short > 0) out.set(o, Math.min(above, short))
+  }
+  return out
 }

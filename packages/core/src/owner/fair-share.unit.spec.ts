@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { fairShareOrder, fairSlots, ownersToYield, type FairCandidate, type OwnerShareState } from './fair-share.js'
+import { fairShareOrder, fairSlots, ownerRoom, slotsToGiveBack, type FairCandidate, type OwnerShareState, type RecentOwner } from './fair-share.js'
 
 const T0 = Date.parse('2026-03-01T00:00:00Z')
 const c = (owner: string, n: number, readyMs = n): FairCandidate => ({ endpoint_id: `${owner}-${String(n).padStart(3, '0')}`, owner_id: owner, ready_at: new Date(T0 + readyMs) })
@@ -15,6 +15,7 @@ describe('fairShareOrder: who gets the free slots', () => {
     { name: 'turns alternate while shares are equal', candidates: [c('a', 1), c('a', 2), c('b', 3), c('b', 4)], owners: states({}), limit: 4, want: ['a-001', 'b-003', 'a-002', 'b-004'] },
     { name: 'weight 3 takes three slots to one', candidates: [...flood.slice(0, 6), c('b', 1), c('b', 2)], owners: states({ a: [0, 3] }), limit: 4, want: ['a-000', 'a-001', 'b-001', 'a-002'] },
     { name: 'never more than the free slots', candidates: flood, owners: states({}), limit: 0, want: [] },
+    { name: 'never more than an owner\'s room (headroom kept for others)', candidates: [...flood.slice(0, 4), c('b', 1)], owners: new Map([['a', { inFlight: 0, weight: 1, room: 1 }]]), limit: 4, want: ['a-000', 'b-001'] },
   ]
   for (const t of cases) {
     it(t.name, () => expect(fairShareOrder(t.candidates, t.owners, t.limit).map((x) => x.endpoint_id)).toEqual(t.want))
@@ -28,18 +29,26 @@ describe('fairSlots and ownersToYield: giving slots back when someone waits', ()
     expect(fairSlots('b', 2, states({ a: [2, 10], b: [0, 1] }))).toBe(1)
     expect(fairSlots('a', 64, states({ a: [64, 1] }))).toBe(64)
   })
-  const cases: { name: string; slots: number; running: Map<string, OwnerShareState>; waiting: Record<string, number>; want: string[] }[] = [
-    { name: 'one owner alone keeps every slot', slots: 4, running: states({ a: [4, 1] }), waiting: { a: 1 }, want: [] },
-    { name: 'a waiting owner with no slot: the flooding one gives back', slots: 4, running: states({ a: [4, 1] }), waiting: { a: 1, b: 1 }, want: ['a'] },
-    { name: 'the waiting owner already holds its share: nobody gives back', slots: 4, running: states({ a: [2, 1], b: [2, 1] }), waiting: { b: 1 }, want: [] },
-    { name: 'only owners above their share give back', slots: 6, running: states({ a: [4, 1], c: [2, 1] }), waiting: { b: 1 }, want: ['a'] },
-    { name: 'weight counts: 3:1 over four slots leaves a heavy owner at 3', slots: 4, running: states({ a: [3, 3] }), waiting: { b: 1 }, want: [] },
-    { name: 'nobody waiting: nothing given back', slots: 4, running: states({ a: [4, 1] }), waiting: {}, want: [] },
+})
+
+const recent = (entries: Record<string, [inFlight: number, peak: number, weight?: number]>): Map<string, RecentOwner> =>
+  new Map(Object.entries(entries).map(([id, [inFlight, peak, weight]]) => [id, { inFlight, peak, weight: weight ?? 1 }]))
+
+describe('ownerRoom and slotsToGiveBack: slots kept free for owners active lately', () => {
+  const cases: { name: string; slots: number; free: number; recent: Map<string, RecentOwner>; room: Record<string, number>; over: Record<string, number> }[] = [
+    { name: 'one owner alone takes every slot and never gives one back', slots: 64, free: 3, recent: recent({ a: [61, 64] }), room: { a: 3 }, over: {} },
+    { name: 'a quiet owner that used 5 lately: 5 stay free for it, the flood gives slots back', slots: 64, free: 0, recent: recent({ a: [64, 64], b: [0, 5] }), room: { a: 0, b: 0 }, over: { a: 5 } },
+    { name: 'headroom there: the flood takes the rest, nobody gives back', slots: 64, free: 7, recent: recent({ a: [57, 64], b: [0, 5] }), room: { a: 2, b: 7 }, over: {} },
+    { name: 'the quiet owner busy with its 5: nothing more is kept for it', slots: 64, free: 2, recent: recent({ a: [57, 64], b: [5, 5] }), room: { a: 2, b: 2 }, over: {} },
+    { name: 'headroom is capped at the fair share', slots: 4, free: 0, recent: recent({ a: [4, 4], b: [0, 10] }), room: { a: 0 }, over: { a: 2 } },
+    { name: 'two floods at their shares: nothing is kept, nobody gives back', slots: 4, free: 0, recent: recent({ a: [2, 4], b: [2, 4] }), room: { a: 0, b: 0 }, over: {} },
+    { name: 'weight: the heavy owner keeps 3 of 4, the light one 1', slots: 4, free: 0, recent: recent({ a: [4, 4, 3], b: [0, 4] }), room: { a: 0 }, over: { a: 1 } },
+    { name: 'only the shortfall: 3 free of the 5 kept, the flood gives back 2', slots: 64, free: 3, recent: recent({ a: [61, 64], b: [0, 5] }), room: { a: 0, b: 3 }, over: { a: 2 } },
   ]
   for (const t of cases) {
     it(t.name, () => {
-      const waiting = new Map(Object.entries(t.waiting).map(([id, weight]) => [id, { weight }]))
-      expect([...ownersToYield(t.slots, t.running, waiting)].sort()).toEqual(t.want)
+      for (const [o, room] of Object.entries(t.room)) expect(ownerRoom(o, t.slots, t.free, t.recent), `room of ${o}`).toBe(room)
+      expect(Object.fromEntries(slotsToGiveBack(t.slots, t.free, t.recent))).toEqual(t.over)
     })
   }
 })

@@ -11,6 +11,7 @@ import type { Db, Trx } from '../database/database.js'
 import { DELIVERY_ROW_COLUMNS } from './delivery-row-sql.js'
 import { ledgerWrite } from '../ledger-write.js'
 import { fairClaimCandidates, type ReadyOwner } from './owner-ready.js'
+import { nextOfEndpoint } from './delivery-next.js'
 
 /** The event as it travels: thin, no content. */
 export interface ThinEvent {
@@ -57,8 +58,12 @@ export interface DeliveryClaimParams {
   /** `worker:<id>`. */
   readonly actor: string
   readonly leaseMs?: number
-  /** Slots this worker holds per owner now: fair share gives free slots to those holding least. */
-  readonly inFlightByOwner?: ReadonlyMap<string, number>
+  /**
+   * What this worker holds for an owner (fair share gives free slots to those holding least per
+   * weight) and how many of the free slots it may take (the headroom kept for other owners);
+   * absent: nothing held, no bound but `limit`.
+   */
+  readonly shareOf?: (owner: string, weight: number) => { readonly inFlight: number; readonly room?: number }
 }
 
 export interface DeliveryClaimResult {
@@ -121,14 +126,6 @@ async function lockHeads(trx: Trx, heads: RawBuilder<unknown>, now: Date): Promi
   })
 }
 
-/** An endpoint's due deliveries in claim order, at most two: its head and the one after it. */
-const twoDueOf = (endpointId: RawBuilder<unknown>, now: Date, except: RawBuilder<unknown> = sql`null::uuid`) => sql`
-  select d.id, d.next_attempt_at from delivery_states d
-  where d.endpoint_id = ${endpointId} and d.state in ('pending', 'retryable') and d.next_attempt_at <= ${now}
-    and d.id is distinct from ${except}
-  order by d.next_attempt_at, d.id limit 2
-`
-
 /**
  * Splits locked rows into the heads to decide (at most `limit`, in lock order) and, per
  * endpoint, the delivery after its head. A second row whose head another worker holds is
@@ -147,13 +144,16 @@ export function splitHeads(locked: readonly LockedHead[], limit = Infinity): { h
 /**
  * The next delivery of each of these endpoints and the one after it, locked (for the settle that
  * passes an endpoint's lease straight on). The next is the one the worker already started
- * (`started`, by endpoint id) when there is one, else the earliest due. One index probe each.
+ * (`started`, by endpoint id) when there is one, else the first of the endpoint's line
+ * (delivery-next.ts). `settled`: the deliveries this settle records, still running in its
+ * snapshot, left off the line. One index probe each (a strict endpoint: a sort of its backlog).
  */
 export function lockNextHeadsOf(
   trx: Trx,
   endpointIds: readonly string[],
   now: Date,
   started: ReadonlyMap<string, string> = new Map(),
+  settled: readonly string[] = [],
 ): Promise<LockedHead[]> {
   if (endpointIds.length === 0) return Promise.resolve([])
   const startedIds = endpointIds.map((id) => started.get(id) ?? null)
@@ -162,12 +162,12 @@ export function lockNextHeadsOf(
     sql`
       select h.id, h.nth from unnest(${endpointIds}::uuid[], ${startedIds}::uuid[]) as e(id, started)
       cross join lateral (
-        select c.id, row_number() over (order by c.k, c.next_attempt_at, c.id) as nth from (
-          select d.id, 0 as k, d.next_attempt_at from delivery_states d where d.id = e.started and d.endpoint_id = e.id
+        select c.id, row_number() over (order by c.k0, c.k, c.id) as nth from (
+          select d.id, 0 as k0, 0::bigint as k from delivery_states d where d.id = e.started and d.endpoint_id = e.id
           union all
-          select t.id, 1 as k, t.next_attempt_at from (${twoDueOf(sql`e.id`, now, sql`e.started`)}) t
+          select t.id, 1 as k0, t.k from (${nextOfEndpoint(sql`e.id`, now, 2, sql`array_remove(${[...settled]}::uuid[] || e.started, null)`)}) t
         ) c
-        order by c.k, c.next_attempt_at, c.id limit 2
+        order by c.k0, c.k, c.id limit 2
       ) h
     `,
     now,
@@ -221,7 +221,7 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
   const leaseUntil = new Date(now.getTime() + (params.leaseMs ?? JOB_TIMEOUT_MS))
   return db.transaction().execute(async (trx) => {
     const { candidates, owners: ownersReady } = await fairClaimCandidates(trx, now, limit)
-    const shares = new Map(ownersReady.map((o) => [o.owner_id, { weight: o.weight, inFlight: params.inFlightByOwner?.get(o.owner_id) ?? 0 }]))
+    const shares = new Map(ownersReady.map((o) => [o.owner_id, { weight: o.weight, inFlight: 0, ...params.shareOf?.(o.owner_id, o.weight) }]))
     const picked = fairShareOrder(candidates, shares, limit).map((c) => c.endpoint_id)
     const pickedSet = new Set(picked)
     const left = new Set(candidates.filter((c) => !pickedSet.has(c.endpoint_id)).map((c) => c.owner_id))
@@ -230,10 +230,8 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
     const locked = await lockHeads(
       trx,
       sql`
-        select h.id, h.nth from unnest(${picked}::uuid[]) as q(endpoint_id)
-        cross join lateral (
-          select t.id, row_number() over (order by t.next_attempt_at, t.id) as nth from (${twoDueOf(sql`q.endpoint_id`, now)}) t
-        ) h
+        select h.id, h.k as nth from unnest(${picked}::uuid[]) as q(endpoint_id)
+        cross join lateral (${nextOfEndpoint(sql`q.endpoint_id`, now, 2)}) h
       `,
       now,
     )

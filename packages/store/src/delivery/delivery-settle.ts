@@ -3,6 +3,7 @@ import {
   DeliveryOutcome,
   JOB_TIMEOUT_MS,
   adaptedRateAfter,
+  rateAllows,
   decideDelivery,
   decideEndpointAfterOutcome,
   releaseCoolDown,
@@ -192,6 +193,9 @@ async function settle(
       if (next.endpointIds && !next.endpointIds.has(id)) return false
       const e = current.get(id)!
       if (e.ordering === 'strict' && !lineMoved.has(id)) return false
+      // Its rate limit's bucket not refilled yet: the lease goes back, the queue head waits for
+      // the bucket, and the claim takes it then (no snooze entry for every early try).
+      if (!rateAllows(e, now)) return false
       return e.enabled && e.deleted_at === null && (e.busy_until === null || e.busy_until.getTime() <= now.getTime())
     })
     // A caller that does not say what follows gets the earliest due, which takes locks.

@@ -7,7 +7,7 @@
  */
 import { sql } from 'kysely'
 import type { DeliveryRow, EndpointRow } from '@hookledger/core'
-import type { Trx } from '../database/database.js'
+import type { Db, Trx } from '../database/database.js'
 
 /**
  * Which endpoints' queue heads a write may have moved: those of every delivery it created or
@@ -73,4 +73,14 @@ export async function endpointQueueRebuildAll(trx: Trx): Promise<void> {
     on conflict (endpoint_id) do update set ready_at = excluded.ready_at
     where endpoint_queue.ready_at is distinct from excluded.ready_at
   `.execute(trx)
+}
+
+/**
+ * When the next endpoint becomes ready after `now` (null: none is waiting for a time): how long
+ * an idle producer may sleep before a rate limit's bucket, a backoff or a lease lets work go.
+ * One probe of the queue-head index.
+ */
+export async function nextReadyAfter(db: Db, now: Date): Promise<Date | null> {
+  const { rows } = await sql<{ at: Date | null }>`select min(ready_at) as at from endpoint_queue where ready_at > ${now}`.execute(db)
+  return rows[0]?.at ?? null
 }

@@ -17,7 +17,12 @@ export interface ReadyOwner {
   readonly weight: number
   /** How many more endpoints it may lease now (its max_in_flight less those leased), or null: no limit. */
   readonly room: number | null
+  /** Its endpoints ready now, counted up to READY_COUNT_CAP: how many slots it wants. */
+  readonly ready: number
 }
+
+/** Ready endpoints are counted per owner up to this (a worker's slots are no more). */
+export const READY_COUNT_CAP = 256
 
 /** The owners with waiting work, one index descent each (a recursive loose index scan). */
 const ownersWithWaitingWork = sql`
@@ -37,7 +42,10 @@ function readyOwners(now: Date, ownersCap: number): RawBuilder<ReadyOwner & { fi
       case when o.max_in_flight is null then null else greatest(0, o.max_in_flight - (
         select count(*) from endpoints e where e.owner_id = w.owner_id and e.deleted_at is null and e.busy_until > ${now}
       ))::int end as room,
-      f.ready_at as first_ready
+      f.ready_at as first_ready,
+      (select count(*) from (
+        select 1 from endpoint_queue q where q.owner_id = w.owner_id and q.ready_at <= ${now} limit ${READY_COUNT_CAP}
+      ) c)::int as ready
     from (${ownersWithWaitingWork}) w
     left join owners o on o.id = w.owner_id
     cross join lateral (
@@ -67,7 +75,7 @@ export async function fairClaimCandidates(
     with ready as materialized (
       select r.*, sum(r.weight) over () as total_weight from (${readyOwners(now, CLAIM_OWNERS_CAP)}) r
     )
-    select r.owner_id, r.weight, r.room, c.endpoint_id, c.ready_at
+    select r.owner_id, r.weight, r.room, r.ready, c.endpoint_id, c.ready_at
     from ready r
     left join lateral (
       select q.endpoint_id, q.ready_at from endpoint_queue q
@@ -81,7 +89,7 @@ export async function fairClaimCandidates(
   const owners = new Map<string, ReadyOwner>()
   const candidates: FairCandidate[] = []
   for (const r of rows) {
-    owners.set(r.owner_id, { owner_id: r.owner_id, weight: r.weight, room: r.room })
+    owners.set(r.owner_id, { owner_id: r.owner_id, weight: r.weight, room: r.room, ready: r.ready })
     if (r.endpoint_id !== null) candidates.push({ endpoint_id: r.endpoint_id, owner_id: r.owner_id, ready_at: r.ready_at! })
   }
   return { candidates, owners: [...owners.values()] }
@@ -100,14 +108,14 @@ export interface OwnersWaiting {
  * were suspended since. One statement.
  */
 export async function ownersWaiting(db: Db, now: Date, serving: readonly string[]): Promise<OwnersWaiting> {
-  const { rows } = await sql<{ owner_id: string; weight: number; room: number | null; suspended: boolean }>`
-    select r.owner_id, r.weight, r.room, false as suspended from (${readyOwners(now, CLAIM_OWNERS_CAP)}) r
+  const { rows } = await sql<{ owner_id: string; weight: number; room: number | null; ready: number; suspended: boolean }>`
+    select r.owner_id, r.weight, r.room, r.ready, false as suspended from (${readyOwners(now, CLAIM_OWNERS_CAP)}) r
     where r.room is null or r.room > 0
     union all
-    select o.id, o.weight, null, true from owners o where o.id = any(${[...serving]}::text[]) and o.suspended_at is not null
+    select o.id, o.weight, null, 0, true from owners o where o.id = any(${[...serving]}::text[]) and o.suspended_at is not null
   `.execute(db)
   return {
-    waiting: rows.filter((r) => !r.suspended).map(({ owner_id, weight, room }) => ({ owner_id, weight, room })),
+    waiting: rows.filter((r) => !r.suspended).map(({ owner_id, weight, room, ready }) => ({ owner_id, weight, room, ready })),
     suspended: rows.filter((r) => r.suspended).map((r) => r.owner_id),
   }
 }
