@@ -110,7 +110,7 @@ describe('admin UI: endpoint authentication', () => {
     expect(await adminGet(stack, `/api/admin/webhooks/${id}`)).toMatchObject({ rate_limit: { per_second: 50, burst: 5, adaptive: true }, ordering: 'strict' })
     const details = page.locator('dl.details')
     await details.getByText('50/s, burst 5, adaptive').waitFor()
-    expect(await details.innerText()).toContain('Strict: by event time')
+    expect(await details.innerText()).toContain('Strict, by event time')
     await details.screenshot({ path: `${SHOTS}endpoint-pacing-details.png` })
 
     await page.getByRole('button', { name: 'Edit' }).click()

@@ -14,8 +14,8 @@ export const FOLLOW_REDIRECTS_LABELS = {
 
 /** The ordering rules, as the select offers them. */
 export const ORDERING_LABELS = {
-  none: 'Any order (default): each delivery on its own',
-  strict: 'Strict: by event time, a failing delivery holds back the later ones',
+  none: 'Any order (default)',
+  strict: 'Strict, by event time',
 }
 
 /**
@@ -56,7 +56,13 @@ export function endpointOptionsFields(endpoint) {
     h('div', { class: 'button-row' }, add),
     h('div', { class: 'field' }, h('label', { for: redirects.id }, 'Follow redirects'), redirects),
     pacing.field,
-    h('div', { class: 'field' }, h('label', { for: ordering.id }, 'Delivery order'), ordering),
+    h(
+      'div',
+      { class: 'field' },
+      h('label', { for: ordering.id }, 'Delivery order'),
+      ordering,
+      h('p', { class: 'hint' }, 'Strict: each delivery waits until every earlier event to this endpoint is delivered or discarded, so a failing one holds back the rest.'),
+    ),
   )
   return {
     field,

@@ -41,6 +41,8 @@ export const SHUTDOWN_GRACE_DEFAULT_MS = 15_000
 export const SHUTDOWN_SETTLE_DEADLINE_MS = 2_000
 /** Events fanned out per transaction. */
 export const FANOUT_BATCH = 50
+/** How long an idle pass waits for the database to say when the next endpoint is ready. */
+const IDLE_LOOK_TIMEOUT_MS = 200
 
 export interface DispatcherOptions {
   readonly db: Db
@@ -252,7 +254,9 @@ export class Dispatcher {
       if (busy && this.#nudged) continue
       if (busy && this.#inflight.size < this.#concurrency) continue
       const poll = this.#o.pollIntervalMs ?? POLL_INTERVAL_DEFAULT_MS
-      if (await this.#pause(await this.#idleWaitMs(poll * (0.9 + Math.random() * 0.2)))) this.#eventsHint = true
+      const wait = await this.#idleWaitMs(poll * (0.9 + Math.random() * 0.2))
+      if (!this.#running) break
+      if (await this.#pause(wait)) this.#eventsHint = true
     }
   }
 
@@ -262,9 +266,15 @@ export class Dispatcher {
    * endpoint gets its rate, not one request per poll.
    */
   async #idleWaitMs(pollMs: number): Promise<number> {
-    if (this.#inflight.size >= this.#concurrency) return pollMs
+    if (this.#inflight.size >= this.#concurrency || this.#health.degraded) return pollMs
     const now = this.#o.clock.now()
-    const next = await nextReadyAfter(this.#o.db, now).catch(() => null)
+    // Never waits on the database for long (a connection being made, an outage starting): the
+    // poll interval is the fallback, as it always was.
+    let timer: NodeJS.Timeout | undefined
+    const next = await Promise.race([
+      nextReadyAfter(this.#o.db, now).catch(() => null),
+      new Promise<null>((r) => (timer = setTimeout(() => r(null), IDLE_LOOK_TIMEOUT_MS))),
+    ]).finally(() => clearTimeout(timer))
     return next === null ? pollMs : Math.min(pollMs, Math.max(0, next.getTime() - now.getTime()))
   }
 

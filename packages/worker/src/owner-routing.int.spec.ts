@@ -56,8 +56,13 @@ const CROSS_OWNER: readonly { readonly name: string; readonly matches: RegExp; r
   },
   {
     name: 'claim head locks',
-    matches: /^with heads as materialized \( select h\.id, h\.nth from unnest\(\$1::uuid\[\]\) as q\(endpoint_id\)/,
+    matches: /^with heads as materialized \( select h\.id, h\.k as nth from unnest\(\$1::uuid\[\]\) as q\(endpoint_id\)/,
     perShard: 'the endpoints fair share picked, grouped by shard: each shard locks its own heads',
+  },
+  {
+    name: 'when the next endpoint is ready (an idle producer\'s wait)',
+    matches: /^select min\(ready_at\) as at from endpoint_queue where ready_at > \$1$/,
+    perShard: 'asked of each shard the worker serves; it sleeps until the earliest',
   },
   {
     name: 'suspended owners among those served',
