@@ -41,6 +41,8 @@ export const SHUTDOWN_GRACE_DEFAULT_MS = 15_000
 export const SHUTDOWN_SETTLE_DEADLINE_MS = 2_000
 /** Events fanned out per transaction. */
 export const FANOUT_BATCH = 50
+/** One producer pass fans out for at most this long before it claims (more fan-out the next pass). */
+export const FANOUT_PASS_BUDGET_MS = 250
 /** How long an idle pass waits for the database to say when the next endpoint is ready. */
 const IDLE_LOOK_TIMEOUT_MS = 200
 
@@ -385,6 +387,7 @@ export class Dispatcher {
   async fanoutOnce(): Promise<{ events: number; enqueued: number }> {
     let events = 0
     let enqueued = 0
+    const started = performance.now()
     for (;;) {
       const r = await fanoutRun(this.#o.db, {
         now: this.#o.clock.now(),
@@ -396,8 +399,9 @@ export class Dispatcher {
       events += r.events
       enqueued += r.enqueued
       if (r.events > 0) this.#observer.fannedOut?.(r.events, r.enqueued)
-      // A short batch means nothing else was waiting (or another worker holds it).
-      if (r.events < FANOUT_BATCH) return { events, enqueued }
+      // Nothing else was waiting (or another worker holds it); or this pass has fanned out long
+      // enough: claims go between fan-outs, so a huge fan-out does not hold deliveries back.
+      if (!r.more || performance.now() - started >= FANOUT_PASS_BUDGET_MS) return { events, enqueued }
     }
   }
 

@@ -5,7 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { generateWebhookSecret, secretKeyId } from '@hookledger/core'
-import { deliveryClaim, endpointCreate, eventInsert, ownerLimitsSet, ownerResume, ownerSuspend } from '@hookledger/store'
+import { createEventCatalog } from '@hookledger/core'
+import { deliveryClaim, endpointCreate, eventInsert, fanoutRun, ownerLimitsSet, ownerResume, ownerSuspend } from '@hookledger/store'
 import { engineHarness, eventually, type EngineHarness } from '@hookledger/testkit'
 
 let harness: EngineHarness | null = null
@@ -110,6 +111,29 @@ describe('the claim serves owners in turn', () => {
     await ownerResume(h.db, 'paused', o.operator)
     const after = await claim(h, 10)
     expect(after.claimed.map(ownerOf)).toEqual(['paused'])
+    expect((await h.replay()).differences).toEqual([])
+  })
+})
+
+describe('the fan-out serves owners in turn', () => {
+  it('an owner\'s one new event is fanned out in the next batch, not behind another owner\'s older thousands', async () => {
+    const h = (harness = await engineHarness())
+    const o = owners(h)
+    await o.endpoint('flood')
+    await o.endpoint('quiet')
+    await o.publish('flood', 60)
+    h.clock.advance(1_000)
+    await o.publish('quiet')
+    const fan = (limit: number) => fanoutRun(h.db, { now: h.clock.now(), catalog: createEventCatalog(), embedAdmits: async () => false, actor: 'worker:t', limit })
+    const first = await fan(10)
+    expect(first).toMatchObject({ events: 10, more: true })
+    const quiet = await h.db.selectFrom('events').select('fanned_out_at').where('owner_id', '=', 'quiet').executeTakeFirstOrThrow()
+    expect(quiet.fanned_out_at).not.toBeNull()
+    // The rest go, batch by batch, until none is left.
+    let batches = 1
+    while ((await fan(10)).more) batches++
+    expect(batches).toBeLessThanOrEqual(7)
+    expect(await h.db.selectFrom('events').select('id').where('fanned_out_at', 'is', null).execute()).toEqual([])
     expect((await h.replay()).differences).toEqual([])
   })
 })

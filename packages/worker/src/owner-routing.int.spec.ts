@@ -35,8 +35,8 @@ function onlyDeliveryWork(s: RecordedStatement): boolean {
 const CROSS_OWNER: readonly { readonly name: string; readonly matches: RegExp; readonly when?: (s: RecordedStatement) => boolean; readonly perShard: string }[] = [
   {
     name: 'fan-out batch',
-    matches: /from events where fanned_out_at is null order by published_at, id limit \$1 for update skip locked/,
-    perShard: 'runs on each shard (a worker loops over its shards); one owner\'s events are on one shard',
+    matches: /^with batch as materialized \( with recursive walk\(owner_id\) as \( \(select e\.owner_id from events e where e\.fanned_out_at is null/,
+    perShard: 'runs on each shard (a worker loops over its shards), owners in turn within it; one owner\'s events are on one shard',
   },
   {
     name: 'fan-out endpoints',

@@ -55,7 +55,7 @@ interface EventRow extends ThinEvent {
 }
 
 /** An event to fan out, and its type's declared row when it has one (`t_name` null otherwise). */
-type EventWithDeclared = EventRow & { [K in keyof DeclaredEventType as `t_${K}`]: DeclaredEventType[K] | null }
+type EventWithDeclared = EventRow & { more: boolean } & { [K in keyof DeclaredEventType as `t_${K}`]: DeclaredEventType[K] | null }
 
 /** The declared rows among the joined ones, once each. */
 function declaredOf(rows: readonly EventWithDeclared[]): DeclaredEventType[] {
@@ -71,6 +71,52 @@ function declaredOf(rows: readonly EventWithDeclared[]): DeclaredEventType[] {
   return [...byName.values()]
 }
 
+/** A fan-out transaction takes events until their owners' endpoints add up to this (at least one event). */
+export const FANOUT_DELIVERIES_CAP = 5_000
+
+/**
+ * The next fan-out batch, owner by owner (issue 24): the owners with events waiting are walked
+ * through `events (owner_id, published_at, id) where fanned_out_at is null` (migration 0010),
+ * and their oldest events are taken in turn — each owner's first, then each one's second, … —
+ * so one owner's thousands of events never queue another's behind them. Events are taken while
+ * their owners' enabled endpoints (what each can fan out to) add up to `cap`, at least one, so a
+ * transaction stays short when one event goes to thousands of endpoints. Locked `skip locked`
+ * (fan-outs run side by side); `more`: events were left for the next batch.
+ */
+function fairFanoutBatch(limit: number, cap: number) {
+  return sql`
+    with recursive walk(owner_id) as (
+      (select e.owner_id from events e where e.fanned_out_at is null order by e.owner_id limit 1)
+      union all
+      select (select e.owner_id from events e where e.fanned_out_at is null and e.owner_id > w.owner_id order by e.owner_id limit 1)
+      from walk w where w.owner_id is not null
+    ),
+    owners as (
+      select w.owner_id, greatest(1, (select count(*) from endpoints p where p.owner_id = w.owner_id and p.enabled and p.deleted_at is null)) as fan
+      from walk w where w.owner_id is not null
+    ),
+    candidates as (
+      select c.owner_id, c.id, c.published_at, c.rn, o.fan from owners o
+      cross join lateral (
+        select e.owner_id, e.id, e.published_at, row_number() over (order by e.published_at, e.id) as rn
+        from events e where e.owner_id = o.owner_id and e.fanned_out_at is null
+        order by e.published_at, e.id limit ${limit}
+      ) c
+    ),
+    ordered as (
+      select c.owner_id, c.id, row_number() over (order by c.rn, c.published_at, c.id) as k,
+             sum(c.fan) over (order by c.rn, c.published_at, c.id) as cum, count(*) over () as waiting
+      from candidates c
+    ),
+    picked as (select o.owner_id, o.id, o.waiting from ordered o where o.k = 1 or (o.cum <= ${cap} and o.k <= ${limit}))
+    select e.owner_id, e.id, e.type, e.subject, e.occurred_at, e.data, e.published_at,
+           (select count(*) from picked) < p.waiting as more
+    from events e join picked p on p.owner_id = e.owner_id and p.id = e.id
+    where e.fanned_out_at is null
+    for update of e skip locked
+  `
+}
+
 /**
  * Fans out up to `limit` new events, each in the same transaction as its deliveries: for each
  * event, one delivery per enabled endpoint of the owner whose globs match and whose scope
@@ -78,7 +124,7 @@ function declaredOf(rows: readonly EventWithDeclared[]): DeclaredEventType[] {
  * `fanout.decided` entry naming what matched and what scope denied. Returns the number of
  * events handled and deliveries enqueued.
  */
-export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events: number; enqueued: number; internal: number }> {
+export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events: number; enqueued: number; internal: number; more: boolean }> {
   const { now, actor } = params
   const internal = new Map<string, number>()
   const result = await db.transaction().execute(async (trx) => {
@@ -86,12 +132,8 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
     // for the catalog): the catalog the publisher checked, as this transaction sees it.
     const joined = (
       await sql<EventWithDeclared>`
-        with batch as materialized (
-          select owner_id, id, type, subject, occurred_at, data, published_at from events
-          where fanned_out_at is null order by published_at, id limit ${params.limit ?? 50}
-          for update skip locked
-        )
-        select b.owner_id, b.id, b.type, b.subject, b.occurred_at, b.data,
+        with batch as materialized (${fairFanoutBatch(params.limit ?? 50, FANOUT_DELIVERIES_CAP)})
+        select b.owner_id, b.id, b.type, b.subject, b.occurred_at, b.data, b.more,
                t.name as t_name, t.description as t_description, t.exposure as t_exposure, t."group" as t_group,
                t.schema as t_schema, t.deprecated_at as t_deprecated_at, t.deprecation_reason as t_deprecation_reason,
                t.sunset_at as t_sunset_at, t.declared_at as t_declared_at, t.updated_at as t_updated_at
@@ -100,7 +142,7 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
         order by b.published_at, b.id
       `.execute(trx)
     ).rows
-    if (joined.length === 0) return { events: 0, enqueued: 0 }
+    if (joined.length === 0) return { events: 0, enqueued: 0, more: false }
     const events: EventRow[] = joined.map((r) => ({ owner_id: r.owner_id, id: r.id, type: r.type, subject: r.subject, occurred_at: r.occurred_at, data: r.data }))
     const catalog = catalogWithDeclared(params.catalog, declaredOf(joined))
     const owners = [...new Set(events.map((e) => e.owner_id))]
@@ -150,7 +192,7 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
       notify: { channel: 'deliveries', when: 'deliveries_inserted' },
     })
     const inserted = written.insertedDeliveries
-    return { events: events.length, enqueued: inserted.size }
+    return { events: events.length, enqueued: inserted.size, more: joined[0]!.more || joined.length >= (params.limit ?? 50) }
   })
   // Committed: only now is what it decided a fact to count.
   if (internal.size > 0) params.catalog.internalDecided?.(internal)
