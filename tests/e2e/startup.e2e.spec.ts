@@ -110,7 +110,8 @@ describe('the embedded cluster', () => {
     const firstToken = readFileSync(tokenFile, 'utf8').trim()
     expect(firstToken.length).toBeGreaterThan(20)
     expect(statSync(tokenFile).mode & 0o777).toBe(0o600)
-    expect(first.output()).toContain(`first start: created an admin + publish token for owner "default" in ${tokenFile}`)
+    // The file is written before the line is printed: wait for the line.
+    await eventuallyTrue(() => first.output().includes(`first start: created an admin + publish token for owner "default" in ${tokenFile}`))
     expect(first.output()).not.toContain(firstToken)
     const asAdmin = await fetch(`${first.url}/api/admin/webhooks`, { headers: { authorization: `Bearer ${firstToken}` } })
     expect(asAdmin.status).toBe(200)

@@ -170,7 +170,7 @@ describe('ledger verify: the chain and signed checkpoints', () => {
     const withOldEnd = [...lines.slice(0, lastCheckpoint), lines.at(-1)!]
     expect(check(withOldEnd).malformed.join('\n')).toMatch(/ends at a tree of \d+ rows, but its last checkpoint reaches/)
     // An end whose note was edited does not verify.
-    const forgedEnd = [...lines.slice(0, -1), lines.at(-1)!.replace(/\\n(\d+)\\n/, (_m, n: string) => `\\n${Number(n)}\\n`).replace(/— (\S+) ./, '— $1 A')]
+    const forgedEnd = [...lines.slice(0, -1), lines.at(-1)!.replace(/\\n(\d+)\\n/, (_m, n: string) => `\\n${Number(n)}\\n`).replace(/— (\S+) (.)/, (_m, key: string, c: string) => `— ${key} ${c === 'A' ? 'B' : 'A'}`)]
     expect(check(forgedEnd).ok).toBe(false)
   })
 
