@@ -29,20 +29,24 @@ export function isLsn(text: string): boolean {
 }
 
 export function createReadReplica(replica: Db, primary: Db): ReadReplica {
+  const primaryLsn = async () => (await sql<{ lsn: string }>`select pg_current_wal_lsn()::text as lsn`.execute(primary)).rows[0]!.lsn
   return {
     db: replica,
     async position(minLsn) {
-      // Caught up (all received WAL replayed): 0, not the time since the last commit it replayed.
-      const { rows } = await sql<{ lag_ms: number | null; current: boolean | null }>`
-        select case when pg_last_wal_receive_lsn() is null or pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() then 0
-                    else floor(extract(epoch from clock_timestamp() - pg_last_xact_replay_timestamp()) * 1000) end::float8 as lag_ms,
+      // Behind is judged against the primary, not against what the replica happened to receive:
+      // a replica cut off from its primary has replayed all it received and is still stale. Caught
+      // up to the primary's WAL position of a moment ago: 0; else the time since the last commit it
+      // replayed (what its answers may be missing, at most).
+      const now = await primaryLsn()
+      const { rows } = await sql<{ caught_up: boolean | null; since_ms: number | null; current: boolean | null }>`
+        select pg_last_wal_replay_lsn() >= ${now}::pg_lsn as caught_up,
+               floor(extract(epoch from clock_timestamp() - pg_last_xact_replay_timestamp()) * 1000)::float8 as since_ms,
                ${minLsn === null ? sql`true` : sql`coalesce(pg_last_wal_replay_lsn() >= ${minLsn}::pg_lsn, true)`} as current
       `.execute(replica)
-      return { lagMs: Math.max(0, Number(rows[0]?.lag_ms ?? 0)), current: rows[0]?.current !== false }
+      const row = rows[0]
+      const lagMs = row?.caught_up !== false ? 0 : Math.max(1, Number(row?.since_ms ?? 0))
+      return { lagMs, current: row?.current !== false }
     },
-    async primaryLsn() {
-      const { rows } = await sql<{ lsn: string }>`select pg_current_wal_lsn()::text as lsn`.execute(primary)
-      return rows[0]!.lsn
-    },
+    primaryLsn,
   }
 }
