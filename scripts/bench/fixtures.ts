@@ -121,14 +121,14 @@ export async function bulkCreateEndpoints(
 export const eventId = () => `evt_${randomUUID().replaceAll('-', '')}`
 
 /** Publishes one event through the store's publish path (the transactional outbox). */
-export async function publish(db: Db, owner_id: string, id: string): Promise<void> {
+export async function publish(db: Db, owner_id: string, id: string, type: string = EVENT_TYPE): Promise<void> {
   const now = systemClock.now()
   await db.transaction().execute((trx) =>
     eventInsert(trx, {
       owner_id,
       now,
       actor: 'system',
-      event: { id, type: EVENT_TYPE, subject: `booking://${id}`, occurred_at: now, data: { booking_id: id } },
+      event: { id, type, subject: `booking://${id}`, occurred_at: now, data: { booking_id: id } },
     }),
   )
 }

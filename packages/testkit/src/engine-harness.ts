@@ -7,6 +7,7 @@ import {
   generateWebhookSecret,
   secretKeyId,
   signsV1a,
+  type EgressProxy,
   type EndpointRow,
   type Logger,
   type SignatureScheme,
@@ -34,6 +35,8 @@ export interface HarnessOptions {
   readonly masterKey?: Uint8Array
   /** The dispatcher's logger (silent by default); a test can capture every line. */
   readonly logger?: Logger
+  /** The operator's egress proxy (`HOOKLEDGER_EGRESS_PROXY`): every delivery tunnels through it. */
+  readonly proxy?: EgressProxy
 }
 
 /**
@@ -49,6 +52,7 @@ export async function engineHarness(options: HarnessOptions = {}) {
   const transport = createHttpTransport({
     policy: createEgressPolicy({ allow: ['127.0.0.0/8'] }),
     timeoutMs: options.transportTimeoutMs ?? 2_000,
+    ...(options.proxy ? { proxy: options.proxy } : {}),
   })
   const catalog = createEventCatalog()
   const dispatcher = new Dispatcher({

@@ -13,7 +13,7 @@ import {
   signWebhook,
   type HttpTransport,
 } from '@hookledger/core'
-import { ConnectProxy, TestReceiver } from '@hookledger/testkit'
+import { ConnectProxy, TestReceiver, engineHarness } from '@hookledger/testkit'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createHttpTransport, type HttpTransportOptions } from './http-transport.js'
 
@@ -227,5 +227,22 @@ describe('the transport through an egress proxy (HOOKLEDGER_EGRESS_PROXY)', () =
       expect(result).toMatchObject({ kind: 'connection_error', error: 'ERR_TLS_CERT_ALTNAME_INVALID' })
       expect(receiver.hosts).toEqual([])
     })
+  })
+})
+
+describe('the delivery engine through an egress proxy', () => {
+  it('delivers through the tunnel and records the attempt with the target, not the proxy; the ledger replays clean', async () => {
+    const proxy = await started(new ConnectProxy().start(PROXY_HOST))
+    const h = await engineHarness({ proxy: parseEgressProxy(proxy.url) })
+    closing.push(h)
+    const { endpoint } = await h.createEndpoint()
+    await h.publish({ id: 'evt_via_proxy' })
+    await h.step()
+    expect(h.receiver.requests.map((r) => r.headers['webhook-id'])).toEqual(['evt_via_proxy'])
+    expect(proxy.seen).toEqual([{ method: 'CONNECT', target: `127.0.0.1:${h.receiver.port}`, authorization: null }])
+    expect(await h.deliveryOf('evt_via_proxy')).toMatchObject({ endpoint_id: endpoint.id, state: 'completed' })
+    const [attempt] = (await h.ledgerOf('endpoint_id', endpoint.id)).filter((e) => e.kind === 'delivery.attempted')
+    expect(attempt?.payload).toMatchObject({ status_code: 204, address: '127.0.0.1' })
+    expect((await h.replay()).differences).toEqual([])
   })
 })
