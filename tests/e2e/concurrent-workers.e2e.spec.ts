@@ -120,7 +120,10 @@ describe('three worker processes, one endpoint', () => {
     expect(states).toHaveLength(200)
     const deliveredIds = receiver.requests.map((r) => String(r.headers['webhook-id']))
     expect(new Set(deliveredIds).size).toBe(200)
-    expect(deliveredIds.length).toBe(200)
+    // A duplicate here names itself: which event, and its delivery's ledger entries.
+    const twice = deliveredIds.filter((id, i) => deliveredIds.indexOf(id) !== i)
+    const twiceLedger = twice.length === 0 ? [] : await database.db.selectFrom('ledger').select(['position', 'kind', 'actor', 'payload']).where('event_id', 'in', twice).orderBy('position').execute()
+    expect(deliveredIds.length, JSON.stringify({ twice, ledger: twiceLedger }, null, 1)).toBe(200)
     expect(receiver.maxConcurrent).toBe(1)
 
     const replay = await runCli(['ledger', 'replay', '--verify'], env)

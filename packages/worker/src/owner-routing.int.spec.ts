@@ -56,7 +56,7 @@ const CROSS_OWNER: readonly { readonly name: string; readonly matches: RegExp; r
   },
   {
     name: 'claim head locks',
-    matches: /^with heads as materialized \( select h\.id, h\.k as nth from unnest\(\$1::uuid\[\]\) as q\(endpoint_id\)/,
+    matches: /^with heads as materialized \( select h\.id, h\.k as nth from unnest\(\$1::uuid\[\]\) as p\(endpoint_id\)/,
     perShard: 'the endpoints fair share picked, grouped by shard: each shard locks its own heads',
   },
   {

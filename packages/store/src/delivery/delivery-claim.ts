@@ -230,7 +230,11 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
     const locked = await lockHeads(
       trx,
       sql`
-        select h.id, h.k as nth from unnest(${picked}::uuid[]) as q(endpoint_id)
+        select h.id, h.k as nth from unnest(${picked}::uuid[]) as p(endpoint_id)
+        -- Still ready in this statement's snapshot: the candidates were read a statement ago, and
+        -- an endpoint another worker's settle has leased again since must not have its next
+        -- delivery (already sent ahead by that worker) decided here.
+        join endpoint_queue q on q.endpoint_id = p.endpoint_id and q.ready_at <= ${now}
         cross join lateral (${nextOfEndpoint(sql`q.endpoint_id`, now, 2)}) h
       `,
       now,
