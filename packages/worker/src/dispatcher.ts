@@ -32,6 +32,7 @@ import { executeDelivery, type ExecutorDeps } from './delivery-executor.js'
 import { endpointTurn } from './endpoint-turn.js'
 import { SettleBatcher } from './settle-batcher.js'
 import { OwnerSlots } from './owner-slots.js'
+import { FanoutLoop } from './fanout-loop.js'
 
 export const CONCURRENCY_DEFAULT = 64
 export const POLL_INTERVAL_DEFAULT_MS = 1_000
@@ -41,7 +42,7 @@ export const SHUTDOWN_GRACE_DEFAULT_MS = 15_000
 export const SHUTDOWN_SETTLE_DEADLINE_MS = 2_000
 /** Events fanned out per transaction. */
 export const FANOUT_BATCH = 50
-/** One producer pass fans out for at most this long before it claims (more fan-out the next pass). */
+/** One fan-out pass runs at most this long; the fan-out loop then goes on (fanout-loop.ts). */
 export const FANOUT_PASS_BUDGET_MS = 250
 /** How long an idle pass waits for the database to say when the next endpoint is ready. */
 const IDLE_LOOK_TIMEOUT_MS = 200
@@ -111,9 +112,8 @@ export class Dispatcher {
   #wake: (() => void) | null = null
   #nudged = false
   #loop: Promise<void> | null = null
-  /** New events may be waiting: set by their NOTIFY, at start and by the fallback poll. */
-  #eventsHint = true
-  #lastFanout = 0
+  /** The fan-out, in a loop of its own beside the claims (fanout-loop.ts). */
+  readonly #fanout: FanoutLoop
   #maintenance: { stop(): void } | null = null
   readonly #health: DatabaseHealth
   readonly #observer: DispatcherObserver
@@ -128,6 +128,13 @@ export class Dispatcher {
     this.#slots = new OwnerSlots(this.#concurrency)
     this.#health = options.health ?? new DatabaseHealth(this.#log)
     this.#observer = options.observer ?? silentObserver
+    this.#fanout = new FanoutLoop({
+      run: () => this.fanoutOnce(),
+      fannedOut: () => this.#wakeProducer(),
+      health: this.#health,
+      log: this.#log,
+      pollMs: options.pollIntervalMs ?? POLL_INTERVAL_DEFAULT_MS,
+    })
     this.#settler = new SettleBatcher({
       observer: this.#observer,
       db: options.db,
@@ -180,11 +187,9 @@ export class Dispatcher {
     if (this.#running) return
     this.#running = true
     const schema = this.#o.schema ?? DEFAULT_DB_SCHEMA
-    await this.#o.notifier?.listen(eventsChannel(schema), () => {
-      this.#eventsHint = true
-      this.nudge()
-    })
-    await this.#o.notifier?.listen(deliveriesChannel(schema), () => this.nudge())
+    await this.#o.notifier?.listen(eventsChannel(schema), () => this.#fanout.hint())
+    await this.#o.notifier?.listen(deliveriesChannel(schema), () => this.#wakeProducer())
+    this.#fanout.start()
     this.#loop = this.#run()
     this.#maintenance = scheduleMaintenance(this.#o.maintenanceIntervalMs ?? MAINTENANCE_INTERVAL_DEFAULT_MS, () => this.maintenanceOnce(), (err) => {
       // Through an outage the next tick is the retry; only other errors are logged each time.
@@ -192,8 +197,14 @@ export class Dispatcher {
     })
   }
 
-  /** Wakes the producer early (NOTIFY, a freed slot). */
+  /** Something may be waiting: fans out and claims now (what the NOTIFYs do). */
   nudge(): void {
+    this.#fanout.hint()
+    this.#wakeProducer()
+  }
+
+  /** Wakes the producer early (new deliveries, a freed slot). */
+  #wakeProducer(): void {
     this.#nudged = true
     this.#wake?.()
   }
@@ -207,7 +218,7 @@ export class Dispatcher {
       this.#running = false
       this.#maintenance?.stop()
       this.#wake?.()
-      await this.#loop
+      await Promise.all([this.#loop, this.#fanout.stop()])
       const grace = this.#o.shutdownGraceMs ?? SHUTDOWN_GRACE_DEFAULT_MS
       let timer: NodeJS.Timeout | undefined
       await Promise.race([
@@ -258,7 +269,7 @@ export class Dispatcher {
       const poll = this.#o.pollIntervalMs ?? POLL_INTERVAL_DEFAULT_MS
       const wait = await this.#idleWaitMs(poll * (0.9 + Math.random() * 0.2))
       if (!this.#running) break
-      if (await this.#pause(wait)) this.#eventsHint = true
+      await this.#pause(wait)
     }
   }
 
@@ -297,19 +308,10 @@ export class Dispatcher {
   }
 
   /**
-   * One producer pass: fan out new events, claim into free slots. True if it did anything.
-   * With a notifier, fan-out runs only when an event's NOTIFY (or the fallback poll) says there
-   * may be something to do, and at least once per poll interval while busy, so a lost NOTIFY
-   * costs at most that interval; without one, every pass fans out.
+   * One producer pass: claim into free slots (the fan-out runs in its own loop). True if it did
+   * anything. While every slot is taken it looks whether an owner waits below its share.
    */
   async #step(): Promise<boolean> {
-    let fan = { events: 0, enqueued: 0 }
-    const poll = this.#o.pollIntervalMs ?? POLL_INTERVAL_DEFAULT_MS
-    if (this.#eventsHint || !this.#o.notifier || performance.now() - this.#lastFanout >= poll) {
-      this.#eventsHint = false
-      this.#lastFanout = performance.now()
-      fan = await this.fanoutOnce()
-    }
     const free = this.#concurrency - this.#inflight.size
     const now = this.#o.clock.now()
     if (free <= 0) {
@@ -317,7 +319,7 @@ export class Dispatcher {
       // Passes while full come from NOTIFY (new events) and the poll, so this look is cheap.
       const look = await ownersWaiting(this.#o.db, now, [...this.#slots.held.keys()])
       this.#slots.decide(0, look.waiting, performance.now(), look.suspended)
-      return fan.events > 0
+      return false
     }
     const started = performance.now()
     const { claimed, settled, entries, ownersWaiting: waiting } = await deliveryClaim(this.#o.db, {
@@ -333,7 +335,7 @@ export class Dispatcher {
     // at most once a second here; every pass while full).
     const suspended = this.#slots.suspensionCheckDue(performance.now()) ? await ownersSuspended(this.#o.db, [...this.#slots.held.keys()]) : undefined
     this.#slots.decide(this.#concurrency - this.#inflight.size, waiting, performance.now(), suspended)
-    return fan.events > 0 || claimed.length > 0 || settled > 0
+    return claimed.length > 0 || settled > 0
   }
 
   #launch(c: ClaimedDelivery): void {
@@ -354,7 +356,7 @@ export class Dispatcher {
       .finally(() => {
         this.#slots.give(owner)
         this.#inflight.delete(p)
-        if (this.#running) this.nudge()
+        if (this.#running) this.#wakeProducer()
       })
     this.#inflight.add(p)
   }
@@ -383,8 +385,8 @@ export class Dispatcher {
     return posting
   }
 
-  /** Fans out every waiting event. */
-  async fanoutOnce(): Promise<{ events: number; enqueued: number }> {
+  /** Fans out every waiting event (or for FANOUT_PASS_BUDGET_MS: `more` says events are left). */
+  async fanoutOnce(): Promise<{ events: number; enqueued: number; more: boolean }> {
     let events = 0
     let enqueued = 0
     const started = performance.now()
@@ -400,8 +402,8 @@ export class Dispatcher {
       enqueued += r.enqueued
       if (r.events > 0) this.#observer.fannedOut?.(r.events, r.enqueued)
       // Nothing else was waiting (or another worker holds it); or this pass has fanned out long
-      // enough: claims go between fan-outs, so a huge fan-out does not hold deliveries back.
-      if (!r.more || performance.now() - started >= FANOUT_PASS_BUDGET_MS) return { events, enqueued }
+      // enough (the loop goes on at once, having looked whether it is stopping).
+      if (!r.more || performance.now() - started >= FANOUT_PASS_BUDGET_MS) return { events, enqueued, more: r.more }
     }
   }
 

@@ -72,13 +72,14 @@ function declaredOf(rows: readonly EventWithDeclared[]): DeclaredEventType[] {
 }
 
 /** A fan-out transaction takes events until their owners' endpoints add up to this (at least one event). */
-export const FANOUT_DELIVERIES_CAP = 5_000
+export const FANOUT_DELIVERIES_CAP = 1_000
 
 /**
  * The next fan-out batch, owner by owner (issue 24): the owners with events waiting are walked
  * through `events (owner_id, published_at, id) where fanned_out_at is null` (migration 0010),
- * and their oldest events are taken in turn — each owner's first, then each one's second, … —
- * so one owner's thousands of events never queue another's behind them. Events are taken while
+ * and their oldest events are taken in turn by cost — each event at its owner's running total of
+ * deliveries (its enabled endpoints) — so one owner's thousands of events, or a few events to
+ * thousands of endpoints, never queue another's behind them. Events are taken while
  * their owners' enabled endpoints (what each can fan out to) add up to `cap`, at least one, so a
  * transaction stays short when one event goes to thousands of endpoints. Locked `skip locked`
  * (fan-outs run side by side); `more`: events were left for the next batch.
@@ -103,10 +104,16 @@ function fairFanoutBatch(limit: number, cap: number) {
         order by e.published_at, e.id limit ${limit}
       ) c
     ),
+    -- Owners take turns by what they cost (deliveries), not by events: each event is placed at
+    -- its owner's running total, so a quiet owner's fifty one-delivery events go before a flood's
+    -- second event to two thousand endpoints.
+    costed as (
+      select c.*, sum(c.fan) over (partition by c.owner_id order by c.rn) as owner_cost from candidates c
+    ),
     ordered as (
-      select c.owner_id, c.id, row_number() over (order by c.rn, c.published_at, c.id) as k,
-             sum(c.fan) over (order by c.rn, c.published_at, c.id) as cum, count(*) over () as waiting
-      from candidates c
+      select c.owner_id, c.id, row_number() over (order by c.owner_cost, c.published_at, c.id) as k,
+             sum(c.fan) over (order by c.owner_cost, c.published_at, c.id) as cum, count(*) over () as waiting
+      from costed c
     ),
     picked as (select o.owner_id, o.id, o.waiting from ordered o where o.k = 1 or (o.cum <= ${cap} and o.k <= ${limit}))
     select e.owner_id, e.id, e.type, e.subject, e.occurred_at, e.data, e.published_at,

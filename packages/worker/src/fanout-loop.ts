@@ -1,0 +1,83 @@
+import { databaseRetryDelayMs, type Logger } from '@hookledger/core'
+import type { DatabaseHealth } from './database-health.js'
+
+/** What the loop runs and whom it tells. */
+export interface FanoutLoopDeps {
+  /** One fan-out pass: every waiting event, or as many as its time budget allows (`more`). */
+  readonly run: () => Promise<{ events: number; more: boolean }>
+  /** Deliveries were enqueued: the producer may claim them. */
+  readonly fannedOut: () => void
+  readonly health: DatabaseHealth
+  readonly log: Logger
+  /** The fallback poll when no NOTIFY says an event is waiting. */
+  readonly pollMs: number
+}
+
+/**
+ * The fan-out, in a loop of its own beside the producer's claims (issue 24): a fan-out
+ * transaction of thousands of deliveries no longer holds back the claims of every owner while it
+ * runs. It runs when told an event is waiting (`hint`: the events NOTIFY) and at least once per
+ * poll interval (a lost NOTIFY costs at most that); while events are left it goes on at once.
+ */
+export class FanoutLoop {
+  #running = false
+  #hinted = true
+  #wake: (() => void) | null = null
+  #loop: Promise<void> | null = null
+
+  constructor(private readonly deps: FanoutLoopDeps) {}
+
+  start(): void {
+    if (this.#running) return
+    this.#running = true
+    this.#loop = this.#run()
+  }
+
+  /** An event may be waiting: fan out now. */
+  hint(): void {
+    this.#hinted = true
+    this.#wake?.()
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false
+    this.#wake?.()
+    await this.#loop
+  }
+
+  async #run(): Promise<void> {
+    let failures = 0
+    while (this.#running) {
+      this.#hinted = false
+      let waitMs = this.deps.pollMs
+      try {
+        const r = await this.deps.run()
+        failures = 0
+        this.deps.health.succeeded()
+        if (r.events > 0) this.deps.fannedOut()
+        if (r.more) continue
+      } catch (err) {
+        // As the producer: an outage backs off (logged once, by the tracker); other errors are logged.
+        failures++
+        const cls = this.deps.health.failed(err, 'fanout')
+        if (cls !== 'unavailable') this.deps.log.error({ err, failures }, 'fanout:error')
+        const delay = databaseRetryDelayMs(cls, failures)
+        if (delay === null) failures = 0
+        waitMs = delay ?? this.deps.pollMs
+      }
+      if (!this.#running) break
+      if (this.#hinted && failures === 0) continue
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => {
+          this.#wake = null
+          resolve()
+        }, waitMs)
+        this.#wake = () => {
+          clearTimeout(t)
+          this.#wake = null
+          resolve()
+        }
+      })
+    }
+  }
+}
