@@ -129,7 +129,7 @@ export class Dispatcher {
     this.#health = options.health ?? new DatabaseHealth(this.#log)
     this.#observer = options.observer ?? silentObserver
     this.#fanout = new FanoutLoop({
-      run: () => this.fanoutOnce(),
+      run: () => this.fanoutOnce(FANOUT_PASS_BUDGET_MS),
       fannedOut: () => this.#wakeProducer(),
       health: this.#health,
       log: this.#log,
@@ -385,8 +385,11 @@ export class Dispatcher {
     return posting
   }
 
-  /** Fans out every waiting event (or for FANOUT_PASS_BUDGET_MS: `more` says events are left). */
-  async fanoutOnce(): Promise<{ events: number; enqueued: number; more: boolean }> {
+  /**
+   * Fans out every waiting event; with `budgetMs`, for about that long (`more`: events are left;
+   * the fan-out loop's passes, so it looks between them whether it is stopping).
+   */
+  async fanoutOnce(budgetMs = Infinity): Promise<{ events: number; enqueued: number; more: boolean }> {
     let events = 0
     let enqueued = 0
     const started = performance.now()
@@ -403,7 +406,7 @@ export class Dispatcher {
       if (r.events > 0) this.#observer.fannedOut?.(r.events, r.enqueued)
       // Nothing else was waiting (or another worker holds it); or this pass has fanned out long
       // enough (the loop goes on at once, having looked whether it is stopping).
-      if (!r.more || performance.now() - started >= FANOUT_PASS_BUDGET_MS) return { events, enqueued, more: r.more }
+      if (!r.more || performance.now() - started >= budgetMs) return { events, enqueued, more: r.more }
     }
   }
 
