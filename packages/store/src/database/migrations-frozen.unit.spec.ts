@@ -16,6 +16,11 @@ const FROZEN: Record<string, string> = {
   '0004_endpoint_options.sql': '973093a26a70dd76175cd5d413c0a1eeb472849d0f1c338c8e9be8303f1d8294',
   '0005_event_catalog.sql': '790f5e3fa2f6079d22373d1a2f4567924961b75a8fbf528f7e4364ada2c7309d',
   '0006_cool_down_release.sql': '620e7b7d427fe3cd19687a6ec0a7a0c6eb4d6d572aaa680bcf5ff26018266671',
+  '0007_endpoint_calling.sql': 'a204137ed9be9d4e62824dae9d5d9a2b8d3a6c5acbba02d9a39b3ad6bd8f58ce',
+  '0008_endpoint_pacing.sql': '337fa91c5add0aa23926e154459400f63f3325fba073e15628074929c058f6e6',
+  '0009_owners.sql': '40d762bb61a3c0cba2045decd928aeecc4314a08a16ed544777e6d4b855c4c8a',
+  '0010_owner_fair_share.sql': '72b452ad7a48d1883819127556302881a75b1fcc4767bdd99e1131317e6fa984',
+  '0011_strict_ordering.sql': '4674d00d8c92eb870a9deb7532174f1f8e8e53306b1a401e7701b6c2d26dea6c',
 }
 
 describe('migrations', () => {
