@@ -92,6 +92,22 @@ export async function fairnessScenario({ env, progress }: ScenarioContext): Prom
     const flooded = await latenciesOf('flood')
     // While the flood is being fanned out (100,000 deliveries a fan-out transaction): reported, not judged.
     const fanningOut = await latenciesOf('flood-start')
+    // Where the quiet owner's time goes during the flood, from the ledger's own timestamps:
+    // publish → enqueued (the fan-out), enqueued → claimed (waiting for a slot), claimed → attempt.
+    const floodIds = [...publishedAt].filter(([, p]) => p.phase === 'flood').map(([id]) => id)
+    const steps = (
+      await sql<{ fanout_ms: number; claim_ms: number; send_ms: number }>`
+        select extract(epoch from q.occurred_at - ev.published_at) * 1000 as fanout_ms,
+               extract(epoch from c.occurred_at - q.occurred_at) * 1000 as claim_ms,
+               extract(epoch from (a.payload ->> 'started_at')::timestamptz - c.occurred_at) * 1000 as send_ms
+        from events ev
+        join ledger q on q.event_id = ev.id and q.owner_id = ev.owner_id and q.kind = 'delivery.enqueued'
+        join lateral (select l.occurred_at from ledger l where l.delivery_id = q.delivery_id and l.kind = 'delivery.claimed' order by l.position limit 1) c on true
+        join lateral (select l.payload from ledger l where l.delivery_id = q.delivery_id and l.kind = 'delivery.attempted' order by l.position limit 1) a on true
+        where ev.owner_id = 'quiet' and ev.id = any(${floodIds}::text[])
+      `.execute(db)
+    ).rows
+    const stepP = (key: 'fanout_ms' | 'claim_ms' | 'send_ms', p: number) => round(percentile(steps.map((r) => Number(r[key])).sort((a, b) => a - b), p))
     const floodDue = Number((await sql<{ n: string }>`select count(*) as n from delivery_states where state in ('pending', 'retryable')`.execute(db)).rows[0]!.n)
     await dispatcher.stop()
     const replay = await replayClean(db, 'fairness')
@@ -113,6 +129,8 @@ export async function fairnessScenario({ env, progress }: ScenarioContext): Prom
         during_flood_fanout_p50_ms: round(percentile(fanningOut, 50)),
         during_flood_fanout_p99_ms: round(percentile(fanningOut, 99)),
         p99_ratio: round(ratio, 2),
+        flood_steps_p50_ms: { fanout: stepP('fanout_ms', 50), claim: stepP('claim_ms', 50), send: stepP('send_ms', 50) },
+        flood_steps_p99_ms: { fanout: stepP('fanout_ms', 99), claim: stepP('claim_ms', 99), send: stepP('send_ms', 99) },
         replay_differences: replay.differencesTotal,
       },
       rows: [
