@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest'
+import { OwnerSlots, RECENT_OWNER_WINDOW_MS } from './owner-slots.js'
+
+const waiting = (owner_id: string, ready = 1, weight = 1, room: number | null = null) => ({ owner_id, weight, room, ready })
+
+/** How many of `owner`'s next turns end (asked once per delivery, up to `of`). */
+function turnsEnding(slots: OwnerSlots, owner: string, of = 100): number {
+  let n = 0
+  for (let i = 0; i < of; i++) if (!slots.keepsTurn(owner)) n++
+  return n
+}
+
+describe('OwnerSlots: who gives slots back, and how many', () => {
+  it('one owner alone keeps every slot and every turn', () => {
+    const s = new OwnerSlots(4)
+    for (let i = 0; i < 4; i++) s.take('a', 0)
+    s.decide(0, [waiting('a', 10)], 0)
+    expect(turnsEnding(s, 'a')).toBe(0)
+  })
+
+  it('an owner waiting with nothing held: the flood gives back exactly what it needs, then pipelines on', () => {
+    const s = new OwnerSlots(8)
+    for (let i = 0; i < 8; i++) s.take('flood', 0)
+    s.decide(0, [waiting('quiet', 3)], 10)
+    expect(s.yielding).toEqual(new Set(['flood']))
+    expect(turnsEnding(s, 'flood')).toBe(3)
+    expect(s.yielding).toEqual(new Set())
+  })
+
+  it('the freed slots stay the quiet owner\'s: the flood has no room for them while the quiet owner is recent', () => {
+    const s = new OwnerSlots(8)
+    for (let i = 0; i < 5; i++) s.take('flood', 0)
+    s.take('quiet', 0)
+    s.give('quiet')
+    // 3 free, the quiet owner used 1 lately: the flood may take 2 of them, the quiet owner all 3.
+    expect(s.shareOf('flood', 1, 3, 100)).toEqual({ inFlight: 5, room: 2 })
+    expect(s.shareOf('quiet', 1, 3, 100)).toEqual({ inFlight: 0, room: 3 })
+    // After the window the quiet owner is forgotten and the flood has every free slot.
+    expect(s.shareOf('flood', 1, 3, 100 + RECENT_OWNER_WINDOW_MS + 1)).toEqual({ inFlight: 5, room: 3 })
+  })
+
+  it('a suspended owner\'s turns all end; a check that finds it resumed lets them go on', () => {
+    const s = new OwnerSlots(4)
+    s.take('paused', 0)
+    s.take('paused', 0)
+    s.decide(2, [], 0, ['paused'])
+    expect(turnsEnding(s, 'paused', 5)).toBe(5)
+    s.decide(2, [], 0, [])
+    expect(turnsEnding(s, 'paused', 5)).toBe(0)
+  })
+
+  it('a suspension stays in force between checks (decide without a fresh answer keeps it)', () => {
+    const s = new OwnerSlots(4)
+    s.take('paused', 0)
+    s.decide(3, [], 0, ['paused'])
+    s.decide(3, [], 1)
+    expect(s.keepsTurn('paused')).toBe(false)
+  })
+
+  it('asks which served owners were suspended at most once a second, and only while it serves someone', () => {
+    const s = new OwnerSlots(4)
+    expect(s.suspensionCheckDue(0)).toBe(false)
+    s.take('a', 0)
+    expect(s.suspensionCheckDue(0)).toBe(true)
+    expect(s.suspensionCheckDue(999)).toBe(false)
+    expect(s.suspensionCheckDue(1_000)).toBe(true)
+  })
+})
