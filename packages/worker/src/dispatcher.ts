@@ -1,30 +1,6 @@
-import {
-  JOB_TIMEOUT_MS,
-  databaseRetryDelayMs,
-  leaseLeftToSend,
-  silentLogger,
-  type Clock,
-  type EventCatalog,
-  type HttpTransport,
-  type Logger,
-  type SecretBox,
-  type SnoozeBudget,
-  DEFAULT_DB_SCHEMA,
-  deliveriesChannel,
-  eventsChannel,
-} from '@hookledger/core'
-import {
-  deliveryClaim,
-  fanoutRun,
-  nextReadyAfter,
-  ownersSuspended,
-  ownersWaiting,
-  type ClaimedDelivery,
-  type Db,
-  type EmbedAdmits,
-  type Notifier,
-  type Settlement,
-} from '@hookledger/store'
+import { JOB_TIMEOUT_MS, DEFAULT_DB_SCHEMA, databaseRetryDelayMs, deliveriesChannel, eventsChannel, leaseLeftToSend, silentLogger } from '@hookledger/core'
+import type { Clock, EventCatalog, HttpTransport, Logger, SecretBox, SnoozeBudget } from '@hookledger/core'
+import { deliveryClaim, type ClaimedDelivery, type Db, type EmbedAdmits, type Notifier, type Settlement } from '@hookledger/store'
 import { DatabaseHealth } from './database-health.js'
 import { maintenancePass, scheduleMaintenance, type MaintenanceReport } from './dispatcher-maintenance.js'
 import { silentObserver, type DispatcherObserver } from './dispatcher-observer.js'
@@ -32,7 +8,8 @@ import { executeDelivery, type ExecutorDeps } from './delivery-executor.js'
 import { endpointTurn } from './endpoint-turn.js'
 import { SettleBatcher } from './settle-batcher.js'
 import { OwnerSlots } from './owner-slots.js'
-import { FanoutLoop } from './fanout-loop.js'
+import { FANOUT_PASS_BUDGET_MS, FanoutLoop, fanoutPass } from './fanout-loop.js'
+import { idleWaitMs } from './producer-wait.js'
 
 export const CONCURRENCY_DEFAULT = 64
 export const POLL_INTERVAL_DEFAULT_MS = 1_000
@@ -40,12 +17,6 @@ export const MAINTENANCE_INTERVAL_DEFAULT_MS = 5_000
 export const SHUTDOWN_GRACE_DEFAULT_MS = 15_000
 /** After the grace period, how long shutdown keeps trying to write outcomes to an unreachable database. */
 export const SHUTDOWN_SETTLE_DEADLINE_MS = 2_000
-/** Events fanned out per transaction. */
-export const FANOUT_BATCH = 50
-/** One fan-out pass runs at most this long; the fan-out loop then goes on (fanout-loop.ts). */
-export const FANOUT_PASS_BUDGET_MS = 250
-/** How long an idle pass waits for the database to say when the next endpoint is ready. */
-const IDLE_LOOK_TIMEOUT_MS = 200
 
 export interface DispatcherOptions {
   readonly db: Db
@@ -267,28 +238,11 @@ export class Dispatcher {
       if (busy && this.#nudged) continue
       if (busy && this.#inflight.size < this.#concurrency) continue
       const poll = this.#o.pollIntervalMs ?? POLL_INTERVAL_DEFAULT_MS
-      const wait = await this.#idleWaitMs(poll * (0.9 + Math.random() * 0.2))
+      const full = this.#inflight.size >= this.#concurrency
+      const wait = full || this.#health.degraded ? poll : await idleWaitMs(this.#o.db, this.#o.clock, poll * (0.9 + Math.random() * 0.2))
       if (!this.#running) break
       await this.#pause(wait)
     }
-  }
-
-  /**
-   * How long an idle pass waits: the poll interval, or less when an endpoint becomes ready sooner
-   * (a rate limit's bucket refilling, a short backoff) and a slot is free for it — so a paced
-   * endpoint gets its rate, not one request per poll.
-   */
-  async #idleWaitMs(pollMs: number): Promise<number> {
-    if (this.#inflight.size >= this.#concurrency || this.#health.degraded) return pollMs
-    const now = this.#o.clock.now()
-    // Never waits on the database for long (a connection being made, an outage starting): the
-    // poll interval is the fallback, as it always was.
-    let timer: NodeJS.Timeout | undefined
-    const next = await Promise.race([
-      nextReadyAfter(this.#o.db, now).catch(() => null),
-      new Promise<null>((r) => (timer = setTimeout(() => r(null), IDLE_LOOK_TIMEOUT_MS))),
-    ]).finally(() => clearTimeout(timer))
-    return next === null ? pollMs : Math.min(pollMs, Math.max(0, next.getTime() - now.getTime()))
   }
 
   /** Waits `ms`, or until nudged; true if the time ran out. */
@@ -315,10 +269,8 @@ export class Dispatcher {
     const free = this.#concurrency - this.#inflight.size
     const now = this.#o.clock.now()
     if (free <= 0) {
-      // Full: does an owner wait below its share, or was one we serve suspended? (fair share.)
       // Passes while full come from NOTIFY (new events) and the poll, so this look is cheap.
-      const look = await ownersWaiting(this.#o.db, now, [...this.#slots.held.keys()])
-      this.#slots.decide(0, look.waiting, performance.now(), look.suspended)
+      await this.#slots.lookWhileFull(this.#o.db, now)
       return false
     }
     const started = performance.now()
@@ -331,10 +283,7 @@ export class Dispatcher {
     })
     if (claimed.length + settled > 0) this.#observer.claimed(claimed.length + settled, entries, performance.now() - started)
     for (const c of claimed) this.#launch(c)
-    // An owner suspended while its turns run: they stop after the delivery they are on (checked
-    // at most once a second here; every pass while full).
-    const suspended = this.#slots.suspensionCheckDue(performance.now()) ? await ownersSuspended(this.#o.db, [...this.#slots.held.keys()]) : undefined
-    this.#slots.decide(this.#concurrency - this.#inflight.size, waiting, performance.now(), suspended)
+    await this.#slots.afterClaim(this.#o.db, this.#concurrency - this.#inflight.size, waiting)
     return claimed.length > 0 || settled > 0
   }
 
@@ -389,25 +338,9 @@ export class Dispatcher {
    * Fans out every waiting event; with `budgetMs`, for about that long (`more`: events are left;
    * the fan-out loop's passes, so it looks between them whether it is stopping).
    */
-  async fanoutOnce(budgetMs = Infinity): Promise<{ events: number; enqueued: number; more: boolean }> {
-    let events = 0
-    let enqueued = 0
-    const started = performance.now()
-    for (;;) {
-      const r = await fanoutRun(this.#o.db, {
-        now: this.#o.clock.now(),
-        catalog: this.#o.catalog,
-        embedAdmits: this.#o.embedAdmits,
-        actor: this.#actor,
-        limit: FANOUT_BATCH,
-      })
-      events += r.events
-      enqueued += r.enqueued
-      if (r.events > 0) this.#observer.fannedOut?.(r.events, r.enqueued)
-      // Nothing else was waiting (or another worker holds it); or this pass has fanned out long
-      // enough (the loop goes on at once, having looked whether it is stopping).
-      if (!r.more || performance.now() - started >= budgetMs) return { events, enqueued, more: r.more }
-    }
+  fanoutOnce(budgetMs = Infinity): Promise<{ events: number; enqueued: number; more: boolean }> {
+    const o = this.#o
+    return fanoutPass({ db: o.db, clock: o.clock, catalog: o.catalog, embedAdmits: o.embedAdmits, actor: this.#actor, observer: this.#observer }, budgetMs)
   }
 
   /**

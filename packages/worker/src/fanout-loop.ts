@@ -1,5 +1,42 @@
-import { databaseRetryDelayMs, type Logger } from '@hookledger/core'
+import { databaseRetryDelayMs, type Clock, type EventCatalog, type Logger } from '@hookledger/core'
+import { fanoutRun, type Db, type EmbedAdmits } from '@hookledger/store'
 import type { DatabaseHealth } from './database-health.js'
+import type { DispatcherObserver } from './dispatcher-observer.js'
+
+/** Events fanned out per transaction (at most: a batch also stops at FANOUT_DELIVERIES_CAP). */
+export const FANOUT_BATCH = 50
+/** One fan-out pass runs at most this long; the fan-out loop then goes on. */
+export const FANOUT_PASS_BUDGET_MS = 250
+
+/** What a fan-out pass needs. */
+export interface FanoutPassDeps {
+  readonly db: Db
+  readonly clock: Clock
+  readonly catalog: EventCatalog
+  readonly embedAdmits: EmbedAdmits
+  /** `worker:<id>`. */
+  readonly actor: string
+  readonly observer: DispatcherObserver
+}
+
+/**
+ * Fans out every waiting event, a batch a transaction; with `budgetMs`, for about that long
+ * (`more`: events are left — the fan-out loop's passes, so it looks between them whether it is
+ * stopping).
+ */
+export async function fanoutPass(deps: FanoutPassDeps, budgetMs = Infinity): Promise<{ events: number; enqueued: number; more: boolean }> {
+  let events = 0
+  let enqueued = 0
+  const started = performance.now()
+  for (;;) {
+    const r = await fanoutRun(deps.db, { now: deps.clock.now(), catalog: deps.catalog, embedAdmits: deps.embedAdmits, actor: deps.actor, limit: FANOUT_BATCH })
+    events += r.events
+    enqueued += r.enqueued
+    if (r.events > 0) deps.observer.fannedOut?.(r.events, r.enqueued)
+    // Nothing else was waiting (or another worker holds it); or the pass has run its time.
+    if (!r.more || performance.now() - started >= budgetMs) return { events, enqueued, more: r.more }
+  }
+}
 
 /** What the loop runs and whom it tells. */
 export interface FanoutLoopDeps {

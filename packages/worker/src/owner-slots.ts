@@ -1,5 +1,5 @@
 import { ownerRoom, slotsToGiveBack, type RecentOwner } from '@hookledger/core'
-import type { ReadyOwner } from '@hookledger/store'
+import { ownersSuspended, ownersWaiting, type Db, type ReadyOwner } from '@hookledger/store'
 
 /** How long an owner counts as active after it last held a slot or waited for one. */
 export const RECENT_OWNER_WINDOW_MS = 10_000
@@ -76,6 +76,23 @@ export class OwnerSlots {
   shareOf(owner: string, weight: number, free: number, nowMs: number): { inFlight: number; room: number } {
     this.#weights.set(owner, weight)
     return { inFlight: this.#held.get(owner) ?? 0, room: ownerRoom(owner, this.slots, free, this.#recentOwners(nowMs)) }
+  }
+
+  /** With every slot taken: does an owner wait below its share, or was one it serves suspended? */
+  async lookWhileFull(db: Db, now: Date): Promise<void> {
+    const look = await ownersWaiting(db, now, [...this.#held.keys()])
+    this.decide(0, look.waiting, performance.now(), look.suspended)
+  }
+
+  /**
+   * After a claim left `free` slots and `waiting` owners: decides again, and asks (at most once a
+   * second) whether an owner it serves was suspended — its turns then stop after the delivery
+   * they are on.
+   */
+  async afterClaim(db: Db, free: number, waiting: readonly ReadyOwner[]): Promise<void> {
+    const nowMs = performance.now()
+    const suspended = this.suspensionCheckDue(nowMs) ? await ownersSuspended(db, [...this.#held.keys()]) : undefined
+    this.decide(free, waiting, nowMs, suspended)
   }
 
   /** Whether to ask again which owners it serves were suspended (at most once a second while not full). */

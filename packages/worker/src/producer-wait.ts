@@ -1,0 +1,21 @@
+import type { Clock } from '@hookledger/core'
+import { nextReadyAfter, type Db } from '@hookledger/store'
+
+/** How long an idle pass waits for the database to say when the next endpoint is ready. */
+const IDLE_LOOK_TIMEOUT_MS = 200
+
+/**
+ * How long an idle producer pass (with a free slot) waits: the poll interval, or less when an
+ * endpoint becomes ready sooner (a rate limit's bucket refilling, a short backoff) — so a paced
+ * endpoint gets its rate, not one request per poll. It never waits on the database for long (a
+ * connection being made, an outage starting): the poll interval is the fallback, as it always was.
+ */
+export async function idleWaitMs(db: Db, clock: Clock, pollMs: number): Promise<number> {
+  const now = clock.now()
+  let timer: NodeJS.Timeout | undefined
+  const next = await Promise.race([
+    nextReadyAfter(db, now).catch(() => null),
+    new Promise<null>((r) => (timer = setTimeout(() => r(null), IDLE_LOOK_TIMEOUT_MS))),
+  ]).finally(() => clearTimeout(timer))
+  return next === null ? pollMs : Math.min(pollMs, Math.max(0, next.getTime() - now.getTime()))
+}
