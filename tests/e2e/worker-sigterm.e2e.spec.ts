@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { encodeMasterKey, generateMasterKey } from '@hookledger/core'
-import { TestReceiver, testDatabase } from '@hookledger/testkit'
+import { TestReceiver, eventually, testDatabase } from '@hookledger/testkit'
 import { startServe } from './cli-process.js'
 import { createEndpoint, publish } from './worker-fixtures.js'
 
@@ -20,6 +20,9 @@ describe('SIGTERM', () => {
       const worker = await startServe(['--role', 'worker'], env)
       for (const id of ['evt_first', 'evt_second']) await publish(database.db, id)
       await receiver.waitFor(1, 20_000)
+      // Both fanned out (the fan-out runs beside the claims): the second waits behind the
+      // endpoint's lease, queued, when the signal comes.
+      await eventually('both deliveries queued', async () => (await database.db.selectFrom('deliveries').select('id').execute()).length === 2)
       process.kill(worker.pid, 'SIGTERM')
       expect(await worker.exit).toBe(0)
       const rows = await database.db.selectFrom('deliveries').select(['event_id', 'state', 'attempts']).execute()

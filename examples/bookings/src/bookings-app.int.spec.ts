@@ -21,7 +21,9 @@ async function start(publisher = createPublisher()) {
   // The application's own pool, as hookledger's publisher role (what `hookledger database-url`
   // prints): default search_path, its table in public, which the embedded default lets it create.
   await sql`grant create on schema public to ${sql.id(h.roleName('publisher'))}`.execute(adminDbOf(h.db))
-  appDb = new Kysely<BookingsDatabase>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: h.roleUrl('publisher'), max: 2 }) }) })
+  const pool = new pg.Pool({ connectionString: h.roleUrl('publisher'), max: 2 })
+  pool.on('error', () => {}) // a connection the test database's teardown ends
+  appDb = new Kysely<BookingsDatabase>({ dialect: new PostgresDialect({ pool }) })
   await bookingsTableEnsure(appDb)
   return createBookingsApp({ db: appDb, publisher })
 }
