@@ -90,6 +90,8 @@ export class Dispatcher {
   readonly #observer: DispatcherObserver
   /** When the producer last finished a pass (performance.now()): readiness asks whether it is alive. */
   #lastPassAt = performance.now()
+  /** The time the last claim looked at (the idle wait counts endpoints ready after it). */
+  #lastClaimAt: Date | null = null
 
   constructor(options: DispatcherOptions) {
     this.#o = options
@@ -239,7 +241,7 @@ export class Dispatcher {
       if (busy && this.#inflight.size < this.#concurrency) continue
       const poll = this.#o.pollIntervalMs ?? POLL_INTERVAL_DEFAULT_MS
       const full = this.#inflight.size >= this.#concurrency
-      const wait = full || this.#health.degraded ? poll : await idleWaitMs(this.#o.db, this.#o.clock, poll * (0.9 + Math.random() * 0.2))
+      const wait = full || this.#health.degraded ? poll : await idleWaitMs(this.#o.db, this.#o.clock, this.#lastClaimAt, poll * (0.9 + Math.random() * 0.2))
       if (!this.#running) break
       await this.#pause(wait)
     }
@@ -268,6 +270,7 @@ export class Dispatcher {
   async #step(): Promise<boolean> {
     const free = this.#concurrency - this.#inflight.size
     const now = this.#o.clock.now()
+    this.#lastClaimAt = now
     if (free <= 0) {
       // Passes while full come from NOTIFY (new events) and the poll, so this look is cheap.
       await this.#slots.lookWhileFull(this.#o.db, now)

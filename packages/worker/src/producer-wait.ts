@@ -10,11 +10,14 @@ const IDLE_LOOK_TIMEOUT_MS = 200
  * endpoint gets its rate, not one request per poll. It never waits on the database for long (a
  * connection being made, an outage starting): the poll interval is the fallback, as it always was.
  */
-export async function idleWaitMs(db: Db, clock: Clock, pollMs: number): Promise<number> {
+export async function idleWaitMs(db: Db, clock: Clock, lastClaimAt: Date | null, pollMs: number): Promise<number> {
   const now = clock.now()
   let timer: NodeJS.Timeout | undefined
+  // Counted from the last claim's time, not now: an endpoint that became ready in between (a
+  // bucket refilling a few ms after the claim looked) is waited for 0 ms, not a whole poll; one
+  // ready but not claimable at the claim's time (a suspended owner's) is not, so no busy loop.
   const next = await Promise.race([
-    nextReadyAfter(db, now).catch(() => null),
+    nextReadyAfter(db, lastClaimAt ?? now).catch(() => null),
     new Promise<null>((r) => (timer = setTimeout(() => r(null), IDLE_LOOK_TIMEOUT_MS))),
   ]).finally(() => clearTimeout(timer))
   return next === null ? pollMs : Math.min(pollMs, Math.max(0, next.getTime() - now.getTime()))
