@@ -202,7 +202,7 @@ async function run(io: CliIo, env: NodeJS.ProcessEnv, command: string | undefine
     case 'migrate':
       return withDatabase(config, async () => (io.out('migrated'), 0), { onRoleAction: (line) => io.out(line) })
     case 'db':
-      if (sub === 'standby') return (await import('./standby-command.js')).standbyCommand(io, rest)
+      if (sub === 'standby') return (await import('./database/standby-command.js')).standbyCommand(io, rest)
       if (sub !== 'grant') return null
       // The roles and grants, created or re-applied, each thing done on its own line.
       return withDatabase(config, async () => (io.out('granted'), 0), { onRoleAction: (line) => io.out(line) })

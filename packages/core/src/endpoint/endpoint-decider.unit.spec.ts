@@ -14,13 +14,8 @@ import {
 } from './endpoint-decider.js'
 import type { LedgerEntry, LedgerEntryOf } from '../model/ledger-entry.js'
 import { endpointRowFixture } from '@hookledger/testkit/row-fixtures'
-import {
-  applyEntry,
-  bytesToBase64,
-  evolveEndpoint,
-  type EndpointRow,
-  type ProjectionSet,
-} from '../model/projections.js'
+import { bytesToBase64, evolveEndpoint, type EndpointRow } from '../model/projections.js'
+import { applyEntry, type ProjectionSet } from '../model/projection-set.js'
 
 const s = 1_000
 const min = 60 * s

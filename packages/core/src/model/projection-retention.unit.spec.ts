@@ -4,17 +4,8 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { LedgerEntry } from './ledger-entry.js'
-import {
-  applyEntry,
-  deliveryIdsOf,
-  evolveDelivery,
-  evolveEndpoint,
-  type DeliveryRow,
-  type DeliveryState,
-  type EndpointRow,
-  type ProjectionSet,
-  type Touched,
-} from './projections.js'
+import { evolveDelivery, evolveEndpoint, type DeliveryRow, type DeliveryState, type EndpointRow } from './projections.js'
+import { applyEntry, deliveryIdsOf, type ProjectionSet, type Touched } from './projection-set.js'
 import { decidePurge, decideRetirement, isRetirable, retentionCutoff } from './projection-retention.js'
 import { endpointRowFixture } from '@hookledger/testkit/row-fixtures'
 
