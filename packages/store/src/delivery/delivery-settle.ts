@@ -3,7 +3,7 @@ import {
   DeliveryOutcome,
   JOB_TIMEOUT_MS,
   adaptedRateAfter,
-  rateAllows,
+  leaseHandsOn,
   decideDelivery,
   decideEndpointAfterOutcome,
   releaseCoolDown,
@@ -186,18 +186,8 @@ async function settle(
   let following = new Map<string, FollowingDelivery>()
   let claimedIds: string[] = []
   if (next) {
-    // A strict-ordered endpoint's line moves on only when the delivery it settles is done: one
-    // that will be retried stays its head, and the deliveries behind it wait (core strict-order).
-    const lineMoved = new Set(kept.filter((i) => i.outcome.type === 'completed' || i.outcome.type === 'discarded').map((i) => i.delivery.endpoint_id))
-    const free = endpointIds.filter((id) => {
-      if (next.endpointIds && !next.endpointIds.has(id)) return false
-      const e = current.get(id)!
-      if (e.ordering === 'strict' && !lineMoved.has(id)) return false
-      // Its rate limit's bucket not refilled yet: the lease goes back, the queue head waits for
-      // the bucket, and the claim takes it then (no snooze entry for every early try).
-      if (!rateAllows(e, now)) return false
-      return e.enabled && e.deleted_at === null && (e.busy_until === null || e.busy_until.getTime() <= now.getTime())
-    })
+    const done = new Set(kept.filter((i) => i.outcome.type === 'completed' || i.outcome.type === 'discarded').map((i) => i.delivery.endpoint_id))
+    const free = endpointIds.filter((id) => (!next.endpointIds || next.endpointIds.has(id)) && leaseHandsOn(current.get(id)!, done.has(id), now))
     // A caller that does not say what follows gets the earliest due, which takes locks.
     if (optimistic && next.following === undefined && free.length > 0) throw new NeedsTransaction()
     if (optimistic) {
