@@ -13,9 +13,9 @@ import path from 'node:path'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { systemClock } from '@hookledger/core'
-import { DatabaseClock, createPgNotifier, type Db } from '@hookledger/store'
-import { ledgerSeal, ledgerSealState } from '@hookledger/ledger'
-import { Dispatcher, LedgerSealerLoop } from '@hookledger/worker'
+import { DatabaseClock, DEFAULT_DB_SCHEMA, createPgNotifier, type Db } from '@hookledger/store'
+import { ledgerSealState } from '@hookledger/ledger'
+import { Dispatcher, LedgerSealerLoop, startSealerThread } from '@hookledger/worker'
 import { attemptTimeoutsOf, loadConfig, snoozeBudgetOf } from '@hookledger/server'
 import { isCompletion, startProfile, topStatements, resetStatements } from './drain-diagnostics.js'
 import { startBenchWitness } from './bench-witness.js'
@@ -120,7 +120,11 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
     if (diagnose && STATS) await resetStatements(bdb.admin)
     // The history written before the drain (publish, fan-out) is sealed first, as a running
     // sealer would have: the drain measures sealing what it writes, not a backlog it inherited.
-    if (opts.sealer) for (let i = 0; i < 100 && (await ledgerSeal(db, { key: env.ledgerKey, now: clock.now() })).rows > 0; i++);
+    // As the service seals: on a thread of its own, with its own connection; started (and its
+    // modules loaded) before the clock starts, as a running service's would be.
+    const sealerThread = opts.sealer || defaults ? startSealerThread({ url: bdb.serviceUrl, schema: DEFAULT_DB_SCHEMA, key: env.ledgerKey }) : null
+    if (sealerThread) await sealerThread.seal({ now: clock.now() })
+    if (opts.sealer) for (let i = 0; i < 100 && (await sealerThread!.seal({ now: clock.now() })).rows > 0; i++);
     await env.receiver.reset()
     env.cpu.start()
     const loopDelay = monitorEventLoopDelay({ resolution: 5 })
@@ -129,8 +133,12 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
     const started = performance.now()
     // With the sealer sampled: one local witness over loopback, cosigning each checkpoint.
     const witness = opts.sealer ? await startBenchWitness(db) : null
-    const sealer = opts.sealer || defaults
-      ? new LedgerSealerLoop({ db, key: env.ledgerKey, clock, intervalMs: defaults ? defaults.HOOKLEDGER_CHECKPOINT_INTERVAL_SECONDS * 1000 : CHECKPOINT_INTERVAL_MS, ...(witness ? { witnesses: witness.submitter(env.ledgerKey) } : {}) })
+    const sealer = sealerThread
+      ? new LedgerSealerLoop({
+          db, key: env.ledgerKey, clock, seal: sealerThread.seal,
+          intervalMs: defaults ? defaults.HOOKLEDGER_CHECKPOINT_INTERVAL_SECONDS * 1000 : CHECKPOINT_INTERVAL_MS,
+          ...(witness ? { witnesses: witness.submitter(env.ledgerKey) } : {}),
+        })
       : null
     const lag = { maxRows: 0, samples: 0 }
     // The age of the first row (in chain order) no signed checkpoint covers yet, every 250 ms: a
@@ -150,6 +158,7 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
           `.execute(db).then((r) => lagMs.push(Math.max(0, r.rows[0]?.ms ?? 0)), () => {})
         }, 250)
       : null
+    const sealerStartedAt = clock.now()
     sealer?.start()
     progress.phase(`${opts.name}: draining ${total} deliveries at concurrency ${concurrency}`, async () => `${await countCompleted(db)} of ${total} completed`)
     const statementsBefore = statementsSent()
@@ -163,8 +172,9 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
     // How long after the last settle until every row is sealed (at most one interval, plus the seal).
     const sealStarted = performance.now()
     if (sealer) await sealer.stop()
+    await sealerThread?.close()
     const catchUpMs = performance.now() - sealStarted
-    const cosign = witness ? await witness.lag() : null
+    const cosign = witness ? await witness.lag(sealerStartedAt) : null
     witness?.close()
     loopDelay.disable()
     await profiler?.stop(path.join(RESULTS_DIR, 'drain.cpuprofile'))

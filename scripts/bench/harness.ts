@@ -34,6 +34,8 @@ export interface BenchDb {
   readonly url: string
   /** The service's own role (`hookledger_<name>_service`), as `serve` connects: what is measured. */
   readonly db: Db
+  /** `db`'s URL (the service role's; the superuser's when not migrated). */
+  readonly serviceUrl: string
   /** The cluster's superuser on the same database: synthetic history, statistics, diagnostics. */
   readonly admin: Db
   close(): Promise<void>
@@ -54,11 +56,11 @@ export async function freshDatabase(env: Env, name: string, poolSize = POOL_SIZE
   }
   const url = env.pg.url(name)
   const admin = createDb(new pg.Pool({ connectionString: url, max: 2 }))
-  if (!migrate) return { name, url, db: admin, admin, close: () => admin.destroy() }
+  if (!migrate) return { name, url, serviceUrl: url, db: admin, admin, close: () => admin.destroy() }
   await migrateToLatest(admin, undefined, { passwords: BENCH_ROLE_PASSWORDS })
   const service = roleUrl(url, installRoleNames(DEFAULT_DB_SCHEMA, name).service, BENCH_ROLE_PASSWORDS.service)
   const db = createDb(new pg.Pool({ connectionString: service, max: poolSize }))
-  return { name, url, db, admin, close: async () => (await db.destroy(), await admin.destroy()) }
+  return { name, url, serviceUrl: service, db, admin, close: async () => (await db.destroy(), await admin.destroy()) }
 }
 
 /** One line of the table: a figure, its target (or '—') and whether it is met (null: no target). */

@@ -20,7 +20,7 @@ import {
   type Db,
   type EmbedAdmits,
 } from '@hookledger/store'
-import { DatabaseHealth, Dispatcher, LedgerSealerLoop, WitnessSubmitter, createHttpTransport } from '@hookledger/worker'
+import { DatabaseHealth, Dispatcher, LedgerSealerLoop, WitnessSubmitter, createHttpTransport, startSealerThread, type SealerThread } from '@hookledger/worker'
 import { attemptTimeoutsOf, snoozeBudgetOf, type Config } from './config.js'
 import { listenHttp } from './http-listener.js'
 import { loggingObserver, startActivitySummary } from './activity-log.js'
@@ -144,6 +144,7 @@ export async function startService(
     }
   }
   let sealer: LedgerSealerLoop | null = null
+  let sealerThread: SealerThread | null = null
   let summary: { stop(): void } | null = null
   let instrumentsListener: Awaited<ReturnType<typeof listenHttp>> | null = null
   let notifier: ReturnType<typeof createPgNotifier> | null = null
@@ -188,6 +189,8 @@ export async function startService(
       maintenanceIntervalMs: config.HOOKLEDGER_MAINTENANCE_INTERVAL_SECONDS * 1000,
     })
     await dispatcher.start()
+    // The rows' hashing runs on a thread of its own, beside the deliveries (sealer-thread.ts).
+    sealerThread = startSealerThread({ url: database.poolUrl, schema: database.schema, key: sealingKey })
     sealer = new LedgerSealerLoop({
       db: database.db,
       key: sealingKey,
@@ -198,6 +201,7 @@ export async function startService(
       logger: log.child({ component: 'sealer' }),
       health,
       witnesses: witnessSubmitterFor(config, database.db, deps.clock, log, metrics),
+      seal: sealerThread.seal,
     })
     sealer.start()
     summary = startActivitySummary({ log, metrics })
@@ -220,6 +224,7 @@ export async function startService(
         summary?.stop()
         await dispatcher?.stop()
         await sealer?.stop()
+        await sealerThread?.close()
         await transport?.close()
         await notifier?.close()
         await database.close()

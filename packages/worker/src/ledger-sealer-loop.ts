@@ -10,6 +10,7 @@ import {
 import { type Db } from '@hookledger/store'
 import type { DatabaseHealth } from './database-health.js'
 import type { WitnessSubmitter } from './witness-submitter.js'
+import type { SealFunction } from './sealer-thread/sealer-thread.js'
 
 type SealerOptions = {
   db: Db
@@ -24,6 +25,8 @@ type SealerOptions = {
   health?: DatabaseHealth | undefined
   /** The policy's witnesses: each new checkpoint goes to them; one holding a larger tree stops the sealing. */
   witnesses?: WitnessSubmitter | undefined
+  /** Where the seals run (a sealer thread's); by default ledgerSeal on `db`, on this thread. */
+  seal?: SealFunction | undefined
 }
 
 /** How often the loop asks whether a snapshot is due (a query on a tiny table). */
@@ -49,8 +52,11 @@ export class LedgerSealerLoop {
   #submitting: Promise<void> | null = null
   #submitAgain = false
 
+  readonly #seal: SealFunction
+
   constructor(options: SealerOptions) {
     this.#o = options
+    this.#seal = options.seal ?? ((params) => ledgerSeal(options.db, { key: options.key, ...params }))
   }
 
   start(): void {
@@ -75,9 +81,13 @@ export class LedgerSealerLoop {
       this.#o.logger?.error({ reason: witnesses.rolledBack }, 'ledger:sealing_stopped')
       return 0
     }
-    const { checkpoints, rows } = await ledgerSeal(this.#o.db, { key: this.#o.key, now: this.#o.clock.now() })
+    // Each checkpoint of a catch-up goes to the witnesses as it is made (a submission already
+    // running picks up the newest when it ends), not after the last one.
+    const { checkpoints, rows } = await this.#seal({
+      now: this.#o.clock.now(),
+      ...(witnesses ? { onCheckpoint: () => this.#submitBeside(witnesses) } : {}),
+    })
     if (checkpoints.length > 0) this.#o.logger?.debug({ rows, seq: checkpoints[checkpoints.length - 1]!.seq }, 'ledger:sealed')
-    if (witnesses && checkpoints.length > 0) this.#submitBeside(witnesses)
     this.#snapshotIfDue()
     return rows
   }

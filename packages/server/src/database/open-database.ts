@@ -16,6 +16,7 @@ import {
   migrationsPending,
   onHostsOf,
   PrimaryPool,
+  servicePool,
   primaryHostUrl,
   rolePassword,
   roleUrl,
@@ -44,6 +45,10 @@ export interface OpenDatabase {
   readonly db: Db
   /** The URL this process connects with (the service role's). */
   readonly url: string
+  /** What the service pool connects to: `url`, on every host of a multi-host DATABASE_URL. */
+  readonly poolUrl: string
+  /** The schema the database's tables are in. */
+  readonly schema: string
   /** The URL that may migrate (and create roles): DATABASE_URL, or the embedded cluster's account. */
   readonly migrateUrl: string
   /** Each login role's URL (`hookledger database-url --role R`). */
@@ -99,10 +104,9 @@ export async function openDatabase(
     ...(options.onRoleAction ? { onAction: options.onRoleAction } : {}),
   })
   const poolConfig = { max: poolSize, connectionTimeoutMillis: 10_000 }
-  const primaryPool = splitHosts(hostList).length > 1
-    ? new PrimaryPool(onHostsOf(serviceUrl, hostList), poolConfig, { onDiscover: (host) => log.info({ host: new URL(host).host }, 'database:primary_found') })
-    : null
-  const pool = primaryPool ?? new pg.Pool({ connectionString: serviceUrl, ...poolConfig })
+  const poolUrl = splitHosts(hostList).length > 1 ? onHostsOf(serviceUrl, hostList) : serviceUrl
+  const pool = servicePool(poolUrl, poolConfig, { onDiscover: (host) => log.info({ host: new URL(host).host }, 'database:primary_found') })
+  const primaryPool = pool instanceof PrimaryPool ? pool : null
   survivesDroppedConnections(pool, log, 'database')
   const db = createDb(pool, { schema })
   const pending = await migrationsPending(db).catch(() => [])
@@ -117,6 +121,8 @@ export async function openDatabase(
     db,
     readDb,
     url: serviceUrl,
+    poolUrl,
+    schema,
     currentUrl: () => primaryPool?.primaryUrl ?? serviceUrl,
     migrateUrl,
     roleUrls,

@@ -165,3 +165,15 @@ export class PrimaryPool implements PostgresPool {
     await Promise.all(this.#pools.map((p) => p.end()))
   }
 }
+
+/**
+ * The pool a process's service connections come from: a PrimaryPool over a multi-host URL, a
+ * plain pool over one host. For the composition roots (the service's, a sealer thread's).
+ */
+export function servicePool(
+  url: string,
+  config: Omit<pg.PoolConfig, 'connectionString'>,
+  options: { onDiscover?: (host: string) => void } = {},
+): pg.Pool | PrimaryPool {
+  return splitHosts(url).length > 1 ? new PrimaryPool(url, config, options) : new pg.Pool({ ...config, connectionString: url })
+}
