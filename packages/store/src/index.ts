@@ -1,5 +1,6 @@
 export * from './database/database.js'
 export * from './database/db-handle.js'
+export * from './database/statistics-refresh.js'
 export * from './database/migrate.js'
 export * from './database/database-roles.js'
 export * from './projection-write.js'

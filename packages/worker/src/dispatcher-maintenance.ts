@@ -5,6 +5,7 @@ import {
   deliveryRetire,
   endpointPurge,
   eventPrune,
+  statisticsRefresh,
   type Db,
 } from '@hookledger/store'
 import { ledgerPartitionsAhead } from '@hookledger/ledger'
@@ -43,12 +44,15 @@ export async function maintenancePass(o: {
   const purged = await endpointPurge(o.db, { now, actor: 'system' })
   // Keeps ledger partitions ready ahead of the writers (a no-op but for one in a million rows).
   const partitionsCreated = await ledgerPartitionsAhead(o.db)
+  // Statistics a burst of claims and settles left behind (the fan-out looks after its own).
+  const analyzed = await statisticsRefresh(o.db)
   if (rescued > 0) {
     o.log.warn({ rescued }, 'rescuer:rescued')
     o.observer.rescued(rescued)
   }
   if (retired > 0 || purged > 0) o.log.info({ retired, purged }, 'retention:removed')
   if (partitionsCreated > 0) o.log.info({ created: partitionsCreated }, 'ledger:partitions_created')
+  if (analyzed.length > 0) o.log.info({ tables: analyzed }, 'database:statistics_refreshed')
   return { rescued, pruned, retired, purged }
 }
 

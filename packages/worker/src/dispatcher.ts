@@ -1,6 +1,6 @@
 import { JOB_TIMEOUT_MS, DEFAULT_DB_SCHEMA, databaseRetryDelayMs, deliveriesChannel, eventsChannel, leaseLeftToSend, silentLogger } from '@hookledger/core'
 import type { Clock, EventCatalog, HttpTransport, Logger, SecretBox, SnoozeBudget } from '@hookledger/core'
-import { deliveryClaim, type ClaimedDelivery, type Db, type EmbedAdmits, type Notifier, type Settlement } from '@hookledger/store'
+import { deliveryClaim, statisticsRefresh, type ClaimedDelivery, type Db, type EmbedAdmits, type Notifier, type Settlement } from '@hookledger/store'
 import { DatabaseHealth } from './database-health.js'
 import { maintenancePass, scheduleMaintenance, type MaintenanceReport } from './dispatcher-maintenance.js'
 import { silentObserver, type DispatcherObserver } from './dispatcher-observer.js'
@@ -103,6 +103,7 @@ export class Dispatcher {
     this.#observer = options.observer ?? silentObserver
     this.#fanout = new FanoutLoop({
       run: () => this.fanoutOnce(FANOUT_PASS_BUDGET_MS),
+      refreshStatistics: () => statisticsRefresh(options.db),
       fannedOut: () => this.#wakeProducer(),
       health: this.#health,
       log: this.#log,

@@ -8,6 +8,12 @@ export const FANOUT_BATCH = 50
 /** One fan-out pass runs at most this long; the fan-out loop then goes on. */
 export const FANOUT_PASS_BUDGET_MS = 250
 
+/**
+ * Deliveries enqueued between two looks at the planner's statistics. A burst into tables planned
+ * when they were small keeps those plans until the tables are analyzed (migration 0012).
+ */
+export const STATISTICS_REFRESH_AFTER = 10_000
+
 /** What a fan-out pass needs. */
 export interface FanoutPassDeps {
   readonly db: Db
@@ -41,7 +47,12 @@ export async function fanoutPass(deps: FanoutPassDeps, budgetMs = Infinity): Pro
 /** What the loop runs and whom it tells. */
 export interface FanoutLoopDeps {
   /** One fan-out pass: every waiting event, or as many as its time budget allows (`more`). */
-  readonly run: () => Promise<{ events: number; more: boolean }>
+  readonly run: () => Promise<{ events: number; enqueued: number; more: boolean }>
+  /**
+   * After every STATISTICS_REFRESH_AFTER deliveries enqueued: brings the planner's statistics
+   * up to a burst (store statisticsRefresh), naming the tables it analyzed.
+   */
+  readonly refreshStatistics?: () => Promise<string[]>
   /** Deliveries were enqueued: the producer may claim them. */
   readonly fannedOut: () => void
   readonly health: DatabaseHealth
@@ -61,6 +72,7 @@ export class FanoutLoop {
   #hinted = true
   #wake: (() => void) | null = null
   #loop: Promise<void> | null = null
+  #enqueuedSinceRefresh = 0
 
   constructor(private readonly deps: FanoutLoopDeps) {}
 
@@ -82,6 +94,17 @@ export class FanoutLoop {
     await this.#loop
   }
 
+  /** Never fails the fan-out: statistics a little late are autovacuum's to catch up. */
+  async #refreshStatistics(): Promise<void> {
+    this.#enqueuedSinceRefresh = 0
+    try {
+      const tables = (await this.deps.refreshStatistics?.()) ?? []
+      if (tables.length > 0) this.deps.log.info({ tables }, 'database:statistics_refreshed')
+    } catch (err) {
+      this.deps.log.warn({ err }, 'database:statistics_refresh_failed')
+    }
+  }
+
   async #run(): Promise<void> {
     let failures = 0
     while (this.#running) {
@@ -92,6 +115,8 @@ export class FanoutLoop {
         failures = 0
         this.deps.health.succeeded()
         if (r.events > 0) this.deps.fannedOut()
+        this.#enqueuedSinceRefresh += r.enqueued
+        if (this.#enqueuedSinceRefresh >= STATISTICS_REFRESH_AFTER) await this.#refreshStatistics()
         if (r.more) continue
       } catch (err) {
         // As the producer: an outage backs off (logged once, by the tracker); other errors are logged.

@@ -72,6 +72,8 @@ const SERVICE_FUNCTIONS = [
   'hookledger_ledger_partitions_ahead(bigint, integer)',
   'hookledger_ledger_retention(bigint, bigint, jsonb, text, timestamp with time zone)',
   'hookledger_event_data_sha256(jsonb)',
+  // The planner's statistics after a burst (0012): ANALYZE of the hot tables, as their owner.
+  'hookledger_statistics_refresh(bigint)',
 ]
 const PUBLISHER_FUNCTIONS = ['hookledger_publish(text, jsonb, timestamp with time zone, text)', 'hookledger_publish_compare(text, jsonb)']
 /** Tables the service locks rows of (`for update`/`for share` needs an UPDATE privilege on a column; the one-door trigger refuses the update itself). */
