@@ -11,11 +11,17 @@ import { nextOfEndpoint } from './delivery-next.js'
  * off the line, as is the claimed one. Only a waiting, due one is read. Unlocked: the claim that
  * takes it checks its version.
  */
-export function followingAlongside(claimed: readonly Pick<DeliveryRow, 'id' | 'endpoint_id'>[], now: Date, settled: readonly string[] = []): RawBuilder<unknown> {
+export function followingAlongside(
+  claimed: readonly Pick<DeliveryRow, 'id' | 'endpoint_id'>[],
+  now: Date,
+  settled: readonly string[] = [],
+  /** Whether any of their endpoints was read as `ordering: strict` (nextOfEndpoint's `strict`). */
+  strict = true,
+): RawBuilder<unknown> {
   return sql`
     select ${DELIVERY_ROW_COLUMNS}, ${HEAD_EVENT_COLUMNS}
     from unnest(${claimed.map((d) => d.endpoint_id)}::uuid[], ${claimed.map((d) => d.id)}::uuid[]) as c(endpoint_id, id)
-    cross join lateral (${nextOfEndpoint(sql`c.endpoint_id`, now, 1, sql`${[...settled]}::uuid[] || c.id`)}) h
+    cross join lateral (${nextOfEndpoint(sql`c.endpoint_id`, now, 1, sql`${[...settled]}::uuid[] || c.id`, { strict })}) h
     join delivery_states s on s.id = h.id and s.state in ('pending', 'retryable') and s.next_attempt_at <= ${now}
     join delivery_origins o on o.id = s.id
     join events ev on ev.owner_id = o.owner_id and ev.id = o.event_id

@@ -33,9 +33,30 @@ export const STRICT_LINE_FROM = sql.raw(`(
 
 /**
  * The first `n` of endpoint `endpointId`'s line at `now`, leaving out `except` (a uuid[]
- * expression: deliveries settled or already started in the same statement).
+ * expression: deliveries settled or already started in the same statement). With `strict:
+ * false` (the caller read every endpoint it asks about as `ordering: none`) the strict line is
+ * left out of the statement: planning its joins was most of the one-call settle's planning
+ * time. An endpoint made strict since is then simply not read (its `ep.ordering` no longer
+ * matches), and the producer's claim takes it up.
  */
-export function nextOfEndpoint(endpointId: RawBuilder<unknown>, now: Date, n: number, except: RawBuilder<unknown> = sql`'{}'::uuid[]`): RawBuilder<unknown> {
+export function nextOfEndpoint(
+  endpointId: RawBuilder<unknown>,
+  now: Date,
+  n: number,
+  except: RawBuilder<unknown> = sql`'{}'::uuid[]`,
+  options: { strict?: boolean } = {},
+): RawBuilder<unknown> {
+  if (options.strict === false) {
+    return sql`
+      select d.id, row_number() over (order by d.next_attempt_at, d.id) as k from endpoints ep cross join lateral (
+        select d.id, d.next_attempt_at from delivery_states d
+        where ep.ordering = 'none' and d.endpoint_id = ep.id and d.state in ('pending', 'retryable')
+          and d.next_attempt_at <= ${now} and not (d.id = any(${except}))
+        order by d.next_attempt_at, d.id limit ${n}
+      ) d
+      where ep.id = ${endpointId}
+    `
+  }
   return sql`
     select x.id, x.k from endpoints ep cross join lateral (
       select d.id, row_number() over (order by d.next_attempt_at, d.id) as k from (

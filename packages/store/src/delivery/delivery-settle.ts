@@ -218,7 +218,7 @@ async function settle(
     ...(optimistic
       ? {
           leasesHeld: endpoints.map((e) => ({ id: e.id, busy_delivery_id: e.busy_delivery_id, busy_until: e.busy_until })),
-          ...(claimedHeads.length > 0 ? { alongside: followingAlongside(claimedHeads.map((h) => h.delivery), now, kept.map((i) => i.delivery.id)) } : {}),
+          ...(claimedHeads.length > 0 ? { alongside: followingAlongside(claimedHeads.map((h) => h.delivery), now, kept.map((i) => i.delivery.id), endpoints.some((e) => e.ordering === 'strict')) } : {}),
         }
       : {}),
   })
