@@ -39,6 +39,21 @@ describe('the sealer thread', () => {
     await expect(thread.seal({ now: h.clock.now() })).rejects.toThrow(/sealer thread ended/)
   })
 
+  it('a thread that ended unasked is replaced by the next seal', async () => {
+    const thread = startSealerThread({ url: h.roleUrl('service'), schema: DEFAULT_DB_SCHEMA, key })
+    try {
+      await thread.seal({ now: h.clock.now() })
+      await thread.terminate()
+      await h.publish({ id: 'evt_thread_after_crash' })
+      h.clock.advance(1_000)
+      const sealed = await thread.seal({ now: h.clock.now() })
+      expect(sealed.rows).toBeGreaterThan(0)
+      expect(sealed.checkpoints.at(-1)?.created_at).toBe(h.clock.now().toISOString())
+    } finally {
+      await thread.close()
+    }
+  })
+
   it('hands a database failure back with its code, and keeps sealing after it', async () => {
     const wrong = new URL(h.roleUrl('service'))
     wrong.password = 'not-the-password'
