@@ -20,6 +20,10 @@ declare
   t text;
   refreshed text[] := '{}';
 begin
+  -- Every worker's maintenance asks: one analyzes, the others find the lock taken and go on.
+  if not pg_try_advisory_xact_lock(hashtext('hookledger.statistics_refresh')) then
+    return refreshed;
+  end if;
   for t in
     select s.relname::text from pg_stat_user_tables s join pg_class c on c.oid = s.relid
     where s.schemaname = current_schema()

@@ -21,7 +21,7 @@ const FROZEN: Record<string, string> = {
   '0009_owners.sql': '40d762bb61a3c0cba2045decd928aeecc4314a08a16ed544777e6d4b855c4c8a',
   '0010_owner_fair_share.sql': '72b452ad7a48d1883819127556302881a75b1fcc4767bdd99e1131317e6fa984',
   '0011_strict_ordering.sql': '4674d00d8c92eb870a9deb7532174f1f8e8e53306b1a401e7701b6c2d26dea6c',
-  '0012_statistics_refresh.sql': '5aff55ed5f7d7ace91164edc8740d5c9219578b0a037c526be9cf49aa0da3b59',
+  '0012_statistics_refresh.sql': 'fa0dc5f353c8ace53388cff03154e289600d0834e398e2c5c36b8ee75a50fe48',
 }
 
 describe('migrations', () => {
