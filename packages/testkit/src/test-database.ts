@@ -54,7 +54,10 @@ export async function testDatabase(options: { poolSize?: number; empty?: boolean
   const urlAs = (role: 'service' | 'publisher' | 'reader') => roleUrl(url, installRoleNames(options.schema ?? DEFAULT_DB_SCHEMA, name)[role], TEST_ROLE_PASSWORDS[role])
   const open = (connectionString: string, max: number) => {
     const pool = new pg.Pool({ connectionString, max })
-    pool.on('error', () => {}) // idle connections dropped at teardown
+    // Connections the teardown's drop ends, idle or still closing (a pool's end resolves before
+    // its sockets close), must not surface as unhandled errors.
+    pool.on('error', () => {})
+    pool.on('connect', (client) => client.on('error', () => {}))
     return createDb(pool, options.schema ? { schema: options.schema } : {})
   }
   if (!options.empty) {
