@@ -123,8 +123,7 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
     // As the service seals: on a thread of its own, with its own connection; started (and its
     // modules loaded) before the clock starts, as a running service's would be.
     const sealerThread = opts.sealer || defaults ? startSealerThread({ url: bdb.serviceUrl, schema: DEFAULT_DB_SCHEMA, key: env.ledgerKey }) : null
-    if (sealerThread) await sealerThread.seal({ now: clock.now() })
-    if (opts.sealer) for (let i = 0; i < 100 && (await sealerThread!.seal({ now: clock.now() })).rows > 0; i++);
+    if (sealerThread) for (let i = 0; i < 100 && (await sealerThread.seal({ now: clock.now() })).rows > 0; i++);
     await env.receiver.reset()
     env.cpu.start()
     const loopDelay = monitorEventLoopDelay({ resolution: 5 })

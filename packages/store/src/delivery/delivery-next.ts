@@ -46,33 +46,23 @@ export function nextOfEndpoint(
   except: RawBuilder<unknown> = sql`'{}'::uuid[]`,
   options: { strict?: boolean } = {},
 ): RawBuilder<unknown> {
-  if (options.strict === false) {
-    return sql`
-      select d.id, row_number() over (order by d.next_attempt_at, d.id) as k from endpoints ep cross join lateral (
-        select d.id, d.next_attempt_at from delivery_states d
-        where ep.ordering = 'none' and d.endpoint_id = ep.id and d.state in ('pending', 'retryable')
-          and d.next_attempt_at <= ${now} and not (d.id = any(${except}))
-        order by d.next_attempt_at, d.id limit ${n}
-      ) d
-      where ep.id = ${endpointId}
-    `
-  }
-  return sql`
-    select x.id, x.k from endpoints ep cross join lateral (
+  const none = sql`
       select d.id, row_number() over (order by d.next_attempt_at, d.id) as k from (
         select d.id, d.next_attempt_at from delivery_states d
         where ep.ordering = 'none' and d.endpoint_id = ep.id and d.state in ('pending', 'retryable')
           and d.next_attempt_at <= ${now} and not (d.id = any(${except}))
         order by d.next_attempt_at, d.id limit ${n}
-      ) d
-      union all
+      ) d`
+  const strict = sql`
       select l.id, l.k from (
         select d.id, row_number() over (order by ${STRICT_ORDER}) as k
         from ${STRICT_LINE_FROM}
         where ep.ordering = 'strict' and not (d.id = any(${except}))
         order by ${STRICT_ORDER} limit ${n}
-      ) l
-    ) x
+      ) l`
+  const lines = options.strict === false ? none : sql`${none} union all ${strict}`
+  return sql`
+    select x.id, x.k from endpoints ep cross join lateral (${lines}) x
     where ep.id = ${endpointId}
   `
 }
