@@ -1,35 +1,56 @@
 /**
- * Scenario `claim-endpoints`: one claim of 64 with 100 busy endpoints, then with 100,000
- * endpoints in all (99,900 idle, 1,000 of them soft-deleted; other tenants, no due work). The
- * claim's cost should follow the due work, not the endpoint count (growth ≤ 2×).
+ * Scenario `claim-endpoints`: one claim of 64 with 100 busy endpoints, against the same with
+ * 1,000,000 endpoints in all (999,900 idle, 10,000 of them soft-deleted; 1,000 other tenants,
+ * no due work). The claim's cost should follow the due work, not the endpoint count (growth
+ * ≤ 1.25×, issue 21). The two sizes are two databases of one cluster, claimed in turn (small,
+ * large, small, …), so the machine's drift over the run lands on both alike: one claim is
+ * 10–25 ms, and on a shared 2-core machine measured back to back the sizes' medians moved by
+ * ±20 % from run to run.
  */
 import { bulkCreateEndpoints, createEndpoints } from './fixtures.js'
 import { ClaimProbe } from './claim-probe.js'
-import { freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
+import { freshDatabase, type BenchDb, type ScenarioContext, type ScenarioOutput } from './harness.js'
 import { OWNER, cfg, targets } from './settings.js'
-import { round } from './util.js'
+import { median, round } from './util.js'
 
 export async function claimEndpointsScenario({ env, progress }: ScenarioContext): Promise<ScenarioOutput> {
-  const bdb = await freshDatabase(env, 'bench_claim_endpoints', 1)
-  const { db } = bdb
   const busy = cfg.claimEndpoints
   const all = cfg.claimManyEndpoints
+  const runs = cfg.claimManyRuns
   const expect = Math.min(cfg.claimLimit, busy)
+  const opened: BenchDb[] = []
   try {
-    await createEndpoints(env, db, Array.from({ length: busy }, (_, i) => ({ owner_id: OWNER, url: env.receiver.url(`/ep/${i}`) })))
-    const probe = new ClaimProbe(db)
-    // Enough due heads for every claim at both sizes: each claim takes one per endpoint.
-    const events = cfg.claimRuns + cfg.claimManyRuns + 4
-    const enqueued = await probe.enqueue(env, OWNER, events)
-    progress.phase(`claiming at ${busy} endpoints`)
-    const small = await probe.measure(cfg.claimRuns, expect)
+    // Both sizes get the same busy endpoints and due work; each claim takes one head per endpoint.
+    const events = 2 * runs + 4
+    const probes: ClaimProbe[] = []
+    let enqueued = 0
+    for (const name of ['bench_claim_endpoints_small', 'bench_claim_endpoints_large']) {
+      const bdb = await freshDatabase(env, name, 1)
+      opened.push(bdb)
+      progress.phase(`${name}: ${busy} busy endpoints, ${events} events`)
+      await createEndpoints(env, bdb.db, Array.from({ length: busy }, (_, i) => ({ owner_id: OWNER, url: env.receiver.url(`/ep/${i}`) })))
+      const probe = new ClaimProbe(bdb.db)
+      enqueued = await probe.enqueue(env, OWNER, events)
+      probes.push(probe)
+    }
+    const [small, large] = probes as [ClaimProbe, ClaimProbe]
     progress.phase(`creating ${(all - busy).toLocaleString('en')} idle endpoints (${cfg.claimDeletedEndpoints.toLocaleString('en')} soft-deleted) in SQL`)
     const t = performance.now()
-    await bulkCreateEndpoints(env, bdb.admin, { count: all - busy, deleted: cfg.claimDeletedEndpoints, owner: 'idle', owners: 1_000, url: env.receiver.url('/idle') })
+    await bulkCreateEndpoints(env, opened[1]!.admin, { count: all - busy, deleted: cfg.claimDeletedEndpoints, owner: 'idle', owners: 1_000, url: env.receiver.url('/idle') })
     const createMs = performance.now() - t
-    progress.phase(`claiming at ${all.toLocaleString('en')} endpoints`)
-    const large = await probe.measure(cfg.claimManyRuns, expect)
-    const growth = large.medianMs / small.medianMs
+    progress.phase(`claiming at ${busy} and at ${all.toLocaleString('en')} endpoints in turn`)
+    // One warm-up claim each, then the timed pairs.
+    await small.timedClaim(expect)
+    await large.timedClaim(expect)
+    const smallRuns: number[] = []
+    const largeRuns: number[] = []
+    for (let i = 0; i < runs; i++) {
+      smallRuns.push(await small.timedClaim(expect))
+      largeRuns.push(await large.timedClaim(expect))
+    }
+    const smallMs = median(smallRuns)
+    const largeMs = median(largeRuns)
+    const growth = largeMs / smallMs
     return {
       metrics: {
         busy_endpoints: busy,
@@ -38,30 +59,30 @@ export async function claimEndpointsScenario({ env, progress }: ScenarioContext)
         deleted_endpoints: cfg.claimDeletedEndpoints,
         due_enqueued: enqueued,
         limit: cfg.claimLimit,
-        small_median_ms: small.medianMs,
-        large_median_ms: large.medianMs,
-        small_runs_ms: small.runs,
-        large_runs_ms: large.runs,
+        small_median_ms: smallMs,
+        large_median_ms: largeMs,
+        small_runs_ms: smallRuns,
+        large_runs_ms: largeRuns,
         growth_factor: round(growth, 2),
         create_idle_ms: Math.round(createMs),
       },
       rows: [
-        { metric: `claim ${cfg.claimLimit} @ ${busy} endpoints (median ms)`, value: small.medianMs.toFixed(2), target: '—', pass: null },
+        { metric: `claim ${cfg.claimLimit} @ ${busy} endpoints (median ms)`, value: smallMs.toFixed(2), target: '—', pass: null },
         {
           metric: `claim ${cfg.claimLimit} @ ${all.toLocaleString('en')} endpoints, ${(all - busy).toLocaleString('en')} idle (median ms)`,
-          value: large.medianMs.toFixed(2),
+          value: largeMs.toFixed(2),
           target: '—',
           pass: null,
         },
         {
-          metric: 'claim growth factor (many endpoints ÷ 100)',
+          metric: 'claim growth factor (many endpoints ÷ 100, claimed in turn)',
           value: round(growth, 2).toFixed(2),
-          target: `≤ ${targets.claimGrowth}`,
-          pass: growth <= targets.claimGrowth,
+          target: `≤ ${targets.claimEndpointsGrowth}`,
+          pass: round(growth, 2) <= targets.claimEndpointsGrowth,
         },
       ],
     }
   } finally {
-    await bdb.close()
+    for (const bdb of opened) await bdb.close()
   }
 }

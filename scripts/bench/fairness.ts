@@ -6,19 +6,17 @@
  * owner publishes throughout; the figure is its p99 once the flood is fanned out ÷ alone
  * (target ≤ 1.5). Its latency while the flood is being fanned out is reported beside it.
  */
-import pg from 'pg'
 import { sql } from 'kysely'
-import { createDb } from '@hookledger/store'
 import { CONCURRENCY_DEFAULT } from '@hookledger/worker'
 import { createEndpoints, eventId, newDispatcher, newTransport, publish, replayClean } from './fixtures.js'
-import { freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
+import { benchDb, freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
 import { POOL_SIZE, cfg, targets } from './settings.js'
 import { percentile, round, sleep, until, wall } from './util.js'
 
 export async function fairnessScenario({ env, progress }: ScenarioContext): Promise<ScenarioOutput> {
   const bdb = await freshDatabase(env, 'bench_fairness')
   const { db, url } = bdb
-  const pubDb = createDb(new pg.Pool({ connectionString: url, max: POOL_SIZE }))
+  const pubDb = benchDb(url, POOL_SIZE)
   const quietEndpoints = 5
   progress.phase(`${cfg.fairFloodEndpoints} flood endpoints, ${quietEndpoints} quiet ones`)
   await createEndpoints(env, db, Array.from({ length: cfg.fairFloodEndpoints }, (_, i) => ({ owner_id: 'flood', url: env.receiver.url(`/slow/${cfg.fairSlowMs}/flood/${i}`) })))

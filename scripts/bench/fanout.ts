@@ -3,10 +3,9 @@
  * deliveries committed (the fan-out's NOTIFY); each run drains before the next.
  */
 import { sql } from 'kysely'
-import pg from 'pg'
-import { DELIVERIES_CHANNEL, createDb, createPgNotifier } from '@hookledger/store'
+import { DELIVERIES_CHANNEL, createPgNotifier } from '@hookledger/store'
 import { createEndpoints, eventId, newDispatcher, newTransport, publish, replayClean, waitCompleted } from './fixtures.js'
-import { freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
+import { benchDb, freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
 import { OWNER, cfg, targets } from './settings.js'
 import { median, round, withTimeout } from './util.js'
 
@@ -14,7 +13,7 @@ export async function fanoutScenario({ env }: ScenarioContext): Promise<Scenario
   const bdb = await freshDatabase(env, 'bench_fanout')
   const { db, url } = bdb
   const n = cfg.fanoutEndpoints
-  const pubDb = createDb(new pg.Pool({ connectionString: url, max: 2 }))
+  const pubDb = benchDb(url, 2)
   await createEndpoints(
     env,
     db,

@@ -44,6 +44,19 @@ export interface BenchDb {
 /** The bench's login roles' passwords (a throwaway cluster). */
 const BENCH_ROLE_PASSWORDS = { service: 'bench-service', publisher: 'bench-publisher', reader: 'bench-reader' } as const
 
+/**
+ * A pool on `url` for the bench. Its idle clients' errors are logged, not thrown: a pool's `end`
+ * resolves before its sockets close, so the cluster's shutdown can still reach a client as 57P01,
+ * and a pool without a listener would end the whole run there.
+ */
+export function benchDb(url: string, max: number): Db {
+  const pool = new pg.Pool({ connectionString: url, max })
+  pool.on('error', (err: Error & { code?: string }) => {
+    if (err.code !== '57P01') log(`idle database client: ${err.message}`)
+  })
+  return createDb(pool)
+}
+
 /** A new database `name` in the bench's cluster, migrated with the real migrations. */
 export async function freshDatabase(env: Env, name: string, poolSize = POOL_SIZE, migrate = true): Promise<BenchDb> {
   const cluster = new pg.Client({ connectionString: env.pg.url('postgres') })
@@ -55,11 +68,11 @@ export async function freshDatabase(env: Env, name: string, poolSize = POOL_SIZE
     await cluster.end()
   }
   const url = env.pg.url(name)
-  const admin = createDb(new pg.Pool({ connectionString: url, max: 2 }))
+  const admin = benchDb(url, 2)
   if (!migrate) return { name, url, serviceUrl: url, db: admin, admin, close: () => admin.destroy() }
   await migrateToLatest(admin, undefined, { passwords: BENCH_ROLE_PASSWORDS })
   const service = roleUrl(url, installRoleNames(DEFAULT_DB_SCHEMA, name).service, BENCH_ROLE_PASSWORDS.service)
-  const db = createDb(new pg.Pool({ connectionString: service, max: poolSize }))
+  const db = benchDb(service, poolSize)
   return { name, url, serviceUrl: service, db, admin, close: async () => (await db.destroy(), await admin.destroy()) }
 }
 

@@ -3,10 +3,8 @@
  * a publisher with its own pool as the API process would have: publish → receiver arrival.
  */
 import { histogramBins } from './charts/svg-charts.js'
-import pg from 'pg'
-import { createDb } from '@hookledger/store'
 import { createEndpoints, eventId, newDispatcher, newTransport, publish, replayClean, waitCompleted } from './fixtures.js'
-import { freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
+import { benchDb, freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
 import { POOL_SIZE, QUICK, cfg, targets } from './settings.js'
 import { percentile, round, sleep, wall } from './util.js'
 
@@ -14,7 +12,7 @@ export async function latencyScenario({ env, progress }: ScenarioContext): Promi
   const bdb = await freshDatabase(env, 'bench_latency')
   const { db, url } = bdb
   // The publisher is the application: its own small pool, as the API process would have.
-  const pubDb = createDb(new pg.Pool({ connectionString: url, max: POOL_SIZE }))
+  const pubDb = benchDb(url, POOL_SIZE)
   const n = cfg.latencyEndpoints
   // One endpoint per tenant, so each event goes to exactly one endpoint: 200 events/s is 200
   // deliveries/s, 4/s per endpoint.

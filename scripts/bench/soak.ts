@@ -11,11 +11,10 @@
  * tuples must stay bounded (vacuum keeps up); p99 must not climb. Short soaks (--soak=60) check
  * that the mode works; the figures need an hour.
  */
-import pg from 'pg'
 import { sql } from 'kysely'
-import { createDb, type Db } from '@hookledger/store'
+import type { Db } from '@hookledger/store'
 import { createEndpoints, eventId, newDispatcher, newTransport, publish } from './fixtures.js'
-import { freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
+import { benchDb, freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
 import { POOL_SIZE, SOAK_RATE, SOAK_SECONDS } from './settings.js'
 import { isCompletion } from './drain-diagnostics.js'
 import { shared } from './shared.js'
@@ -77,7 +76,7 @@ export async function soakScenario({ env, progress }: ScenarioContext): Promise<
   const rate = SOAK_RATE ?? Math.round(0.7 * (shared.drainPerSec ?? 1_000))
   const bdb = await freshDatabase(env, 'bench_soak')
   const { db, url } = bdb
-  const pubDb = createDb(new pg.Pool({ connectionString: url, max: POOL_SIZE }))
+  const pubDb = benchDb(url, POOL_SIZE)
   await createEndpoints(env, db, Array.from({ length: ENDPOINTS }, (_, i) => ({ owner_id: `tenant_${i}`, url: env.receiver.url(`/soak/${i}`) })))
   const { dispatcher, notifier } = newDispatcher(env, db, url, newTransport(env), 'bench-soak')
   const samples: Sample[] = []
