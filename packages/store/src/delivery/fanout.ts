@@ -135,6 +135,11 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
   const { now, actor } = params
   const internal = new Map<string, number>()
   const result = await db.transaction().execute(async (trx) => {
+    // Its commit does not wait for the WAL flush: a fan-out lost in a crash (or a failover) is
+    // one nobody acted on, and it is made again from its event, which was committed durably.
+    // Whatever acts on it (a claim, a checkpoint covering its entries) commits durably later,
+    // and a flush writes all WAL before it, this transaction's included (docs/contract.md §8).
+    await sql`set local synchronous_commit = off`.execute(trx)
     // The batch and the declared rows of its types in one statement (no round trip of its own
     // for the catalog): the catalog the publisher checked, as this transaction sees it.
     const joined = (
