@@ -58,6 +58,18 @@ export async function drainScenario({ env, progress }: ScenarioContext): Promise
     },
     rows: [
       { metric: 'database round trips per delivery (drain; statements sent)', value: r.roundTrips.perDelivery.toFixed(2), target: '—', pass: null },
+      {
+        metric: 'per delivery: PostgreSQL CPU µs / WAL bytes / heap tuples / index entries (ledger exact, rest at most) / state-row HOT share',
+        value: [
+          Math.round((cpu['postgres_ms']! * 1000) / total),
+          r.writes.wal_bytes_per_delivery,
+          r.writes.heap_tuples_per_delivery,
+          r.writes.index_entries_per_delivery,
+          r.writes.tables['delivery_states']?.hot_ratio ?? '-',
+        ].join(' / '),
+        target: '—',
+        pass: null,
+      },
       { metric: 'ceiling requests/s, after the drain', value: String(Math.round(after)), target: '—', pass: null },
       { metric: 'deliveries/s including the fan-out (fan-out + drain)', value: String(Math.round(withFanout)), target: '—', pass: null },
       {
@@ -80,6 +92,7 @@ export async function drainScenario({ env, progress }: ScenarioContext): Promise
 export async function drainSealedScenario({ env, progress }: ScenarioContext): Promise<ScenarioOutput> {
   const r = await runDrain(env, progress, { name: 'bench_drain_sealed', events: cfg.drainEvents, sealer: true })
   shared.sealedPerSec = r.perSec
+  shared.sealedWithFanoutPerSec = r.total / ((r.fanoutMs + r.spanMs) / 1000)
   return {
     metrics: {
       deliveries: r.total,

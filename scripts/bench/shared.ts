@@ -12,4 +12,6 @@ export const shared: {
   /** The drain's deliveries over fan-out + drain time: the same work `serve-drain` times. */
   drainWithFanoutPerSec?: number
   sealedPerSec?: number
+  /** The same with the sealer at its default interval, as `serve` runs it. */
+  sealedWithFanoutPerSec?: number
 } = {}
