@@ -9,6 +9,7 @@
 import { sql } from 'kysely'
 import { CONCURRENCY_DEFAULT } from '@hookledger/worker'
 import { createEndpoints, eventId, newDispatcher, newTransport, publish, replayClean } from './fixtures.js'
+import { deliverySteps } from './delivery-steps.js'
 import { benchDb, freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
 import { POOL_SIZE, cfg, targets } from './settings.js'
 import { percentile, round, sleep, until, wall } from './util.js'
@@ -93,19 +94,8 @@ export async function fairnessScenario({ env, progress }: ScenarioContext): Prom
     // Where the quiet owner's time goes during the flood, from the ledger's own timestamps:
     // publish → enqueued (the fan-out), enqueued → claimed (waiting for a slot), claimed → attempt.
     const floodIds = [...publishedAt].filter(([, p]) => p.phase === 'flood').map(([id]) => id)
-    const steps = (
-      await sql<{ fanout_ms: number; claim_ms: number; send_ms: number }>`
-        select extract(epoch from q.occurred_at - ev.published_at) * 1000 as fanout_ms,
-               extract(epoch from c.occurred_at - q.occurred_at) * 1000 as claim_ms,
-               extract(epoch from (a.payload ->> 'started_at')::timestamptz - c.occurred_at) * 1000 as send_ms
-        from events ev
-        join ledger q on q.event_id = ev.id and q.owner_id = ev.owner_id and q.kind = 'delivery.enqueued'
-        join lateral (select l.occurred_at from ledger l where l.delivery_id = q.delivery_id and l.kind = 'delivery.claimed' order by l.position limit 1) c on true
-        join lateral (select l.payload from ledger l where l.delivery_id = q.delivery_id and l.kind = 'delivery.attempted' order by l.position limit 1) a on true
-        where ev.owner_id = 'quiet' and ev.id = any(${floodIds}::text[])
-      `.execute(db)
-    ).rows
-    const stepP = (key: 'fanout_ms' | 'claim_ms' | 'send_ms', p: number) => round(percentile(steps.map((r) => Number(r[key])).sort((a, b) => a - b), p))
+    const steps = await deliverySteps(db, 'quiet', floodIds)
+    const aloneSteps = await deliverySteps(db, 'quiet', [...publishedAt].filter(([, p]) => p.phase === 'alone').map(([id]) => id))
     const floodDue = Number((await sql<{ n: string }>`select count(*) as n from delivery_states where state in ('pending', 'retryable')`.execute(db)).rows[0]!.n)
     await dispatcher.stop()
     const replay = await replayClean(db, 'fairness')
@@ -127,8 +117,10 @@ export async function fairnessScenario({ env, progress }: ScenarioContext): Prom
         during_flood_fanout_p50_ms: round(percentile(fanningOut, 50)),
         during_flood_fanout_p99_ms: round(percentile(fanningOut, 99)),
         p99_ratio: round(ratio, 2),
-        flood_steps_p50_ms: { fanout: stepP('fanout_ms', 50), claim: stepP('claim_ms', 50), send: stepP('send_ms', 50) },
-        flood_steps_p99_ms: { fanout: stepP('fanout_ms', 99), claim: stepP('claim_ms', 99), send: stepP('send_ms', 99) },
+        alone_steps_p50_ms: aloneSteps.p50_ms,
+        alone_steps_p99_ms: aloneSteps.p99_ms,
+        flood_steps_p50_ms: steps.p50_ms,
+        flood_steps_p99_ms: steps.p99_ms,
         replay_differences: replay.differencesTotal,
       },
       rows: [

@@ -4,6 +4,7 @@
  */
 import { histogramBins } from './charts/svg-charts.js'
 import { createEndpoints, eventId, newDispatcher, newTransport, publish, replayClean, waitCompleted } from './fixtures.js'
+import { deliverySteps } from './delivery-steps.js'
 import { benchDb, freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
 import { POOL_SIZE, QUICK, cfg, targets } from './settings.js'
 import { percentile, round, sleep, wall } from './util.js'
@@ -80,6 +81,7 @@ export async function latencyScenario({ env, progress }: ScenarioContext): Promi
     const p50 = percentile(latencies, 50)
     const p99 = percentile(latencies, 99)
     const max = latencies[latencies.length - 1]!
+    const steps = await deliverySteps(db, null, [...publishedAt.keys()])
     const replay = await replayClean(db, 'latency')
     return {
       metrics: {
@@ -93,6 +95,8 @@ export async function latencyScenario({ env, progress }: ScenarioContext): Promi
         p99_ms: round(p99),
         max_ms: round(max),
         min_ms: round(latencies[0]!),
+        steps_p50_ms: steps.p50_ms,
+        steps_p99_ms: steps.p99_ms,
         // For the latency chart: 40 bins up to the 99.5th percentile.
         histogram: histogramBins(latencies, 40, 0.995),
         clock_skew_ms: skew.skewMs,
