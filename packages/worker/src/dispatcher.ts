@@ -82,6 +82,8 @@ export class Dispatcher {
   #stopping: Promise<void> | null = null
   #wake: (() => void) | null = null
   #nudged = false
+  /** Endpoints whose turns gave their slot up to others waiting, since the last claim (claimed last). */
+  #yielded = new Set<string>()
   #loop: Promise<void> | null = null
   /** The fan-out, in a loop of its own beside the claims (fanout-loop.ts). */
   readonly #fanout: FanoutLoop
@@ -278,10 +280,13 @@ export class Dispatcher {
       return false
     }
     const started = performance.now()
+    const yielded = this.#yielded
+    this.#yielded = new Set()
     const { claimed, settled, entries, ownersWaiting: waiting } = await deliveryClaim(this.#o.db, {
       now,
       limit: free,
       actor: this.#actor,
+      yielded,
       shareOf: (owner, weight) => this.#slots.shareOf(owner, weight, free, performance.now()),
       ...(this.#leaseMs !== undefined ? { leaseMs: this.#leaseMs } : {}),
     })
@@ -298,10 +303,12 @@ export class Dispatcher {
       this.#log.warn({ delivery_id: c.delivery.id, lease_left_ms: lease.leftMs }, 'executor:lease_too_short_to_send')
       return
     }
-    // The slot stays taken until the endpoint has nothing more for it: the settle buffer is bounded by it.
-    // A turn goes on while the dispatcher runs and its owner is not giving slots back (fair share).
+    // The slot stays taken until the endpoint has nothing more for it (the settle buffer is bounded
+    // by it), while the dispatcher runs, its owner is not giving slots back (fair share) and the turn
+    // has not had its share while other endpoints wait; one that gave way is claimed last next time.
     const owner = c.endpoint.owner_id
-    const running = () => this.#running && this.#slots.keepsTurn(owner)
+    const running = (deliveries: number) =>
+      this.#running && (this.#slots.keepsTurn(owner, deliveries) || (this.#yielded.add(c.endpoint.id), false))
     const turn = { clock: this.#o.clock, jobTimeoutMs: this.#jobTimeoutMs, actor: this.#actor, settler: this.#settler, post: (claim: ClaimedDelivery) => this.#post(claim), running }
     this.#slots.take(owner, performance.now())
     const p: Promise<void> = endpointTurn(c, turn)

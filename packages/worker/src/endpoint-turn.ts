@@ -12,10 +12,11 @@ export interface EndpointTurnDeps {
   /** Starts one attempt (the dispatcher tracks it until answered). */
   readonly post: (claim: ClaimedDelivery) => Promise<Settlement>
   /**
-   * Whether the turn goes on after the delivery just answered: false once the dispatcher is
-   * stopping, or when its owner gives this slot back (fair share). Asked once per delivery.
+   * Whether the turn goes on after the delivery just answered (the turn's `deliveries`th): false
+   * once the dispatcher is stopping, when its owner gives this slot back (fair share), or when
+   * the turn has had its share while other endpoints wait for a slot. Asked once per delivery.
    */
-  readonly running: () => boolean
+  readonly running: (deliveries: number) => boolean
 }
 
 /**
@@ -28,9 +29,9 @@ export interface EndpointTurnDeps {
 export async function endpointTurn(first: ClaimedDelivery, deps: EndpointTurnDeps): Promise<void> {
   let current = first
   let posting = deps.post(first)
-  for (;;) {
+  for (let answered = 1; ; answered++) {
     const settlement = await posting
-    const goOn = deps.running()
+    const goOn = deps.running(answered)
     const ahead = goOn ? sendAhead(current, settlement, deps) : null
     const next = await deps.settler.add(settlement, { chain: goOn, following: current.following, started: ahead !== null })
     if (ahead && next?.delivery.id === ahead.claim.delivery.id) {

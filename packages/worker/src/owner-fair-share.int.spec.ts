@@ -4,7 +4,7 @@
  * deliveries wait (nothing lost) and go after resume; `max_in_flight` and `weight` hold.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { generateWebhookSecret, secretKeyId } from '@hookledger/core'
+import { TURN_DELIVERIES_WHILE_OTHERS_WAIT, generateWebhookSecret, secretKeyId } from '@hookledger/core'
 import { createEventCatalog } from '@hookledger/core'
 import { deliveryClaim, endpointCreate, eventInsert, fanoutRun, ownerLimitsSet, ownerResume, ownerSuspend } from '@hookledger/store'
 import { engineHarness, eventually, type EngineHarness } from '@hookledger/testkit'
@@ -159,6 +159,25 @@ describe('the running dispatcher gives slots back while an owner waits below its
     expect(h.receiver.maxConcurrent).toBeLessThanOrEqual(2)
     await eventually('the flood to drain too', () => h.receiver.requests.length === 25, { timeoutMs: 20_000 })
     await h.dispatcher.stop()
+    expect((await h.replay()).differences).toEqual([])
+  })
+})
+
+describe('endpoints take turns when more are ready than slots', () => {
+  it('one owner, four endpoints with queues, two slots: every endpoint is served long before the first two drain', async () => {
+    const h = (harness = await engineHarness({ concurrency: 2 }))
+    const o = owners(h)
+    for (let i = 0; i < 4; i++) await o.endpoint('one', `/one/${i}`)
+    await o.publish('one', 40)
+    await h.dispatcher.start()
+    await eventually('all 160 sent', () => h.receiver.requests.length === 160, { timeoutMs: 30_000 })
+    await h.dispatcher.stop()
+    const firstOf = (i: number) => h.receiver.requests.findIndex((r) => r.path.endsWith(`/one/${i}`))
+    // Without turns the last two endpoints would wait for the first two's 80; with them each
+    // turn gives its slot up after its share (and the send pipelined with its last one).
+    const share = TURN_DELIVERIES_WHILE_OTHERS_WAIT
+    for (let i = 0; i < 4; i++) expect(firstOf(i), `endpoint ${i}'s first request`).toBeLessThanOrEqual(2 * (share + 2))
+    expect(h.receiver.maxConcurrent).toBeLessThanOrEqual(2)
     expect((await h.replay()).differences).toEqual([])
   })
 })

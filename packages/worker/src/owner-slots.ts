@@ -1,4 +1,4 @@
-import { ownerRoom, slotsToGiveBack, type RecentOwner } from '@hookledger/core'
+import { ownerRoom, slotsToGiveBack, turnYieldsToWaiting, type RecentOwner } from '@hookledger/core'
 import { ownersSuspended, ownersWaiting, type Db, type ReadyOwner } from '@hookledger/store'
 
 /** How long an owner counts as active after it last held a slot or waited for one. */
@@ -35,6 +35,8 @@ export class OwnerSlots {
   #suspensionCheckedAt = -Infinity
   /** Served owners found suspended at the last check (kept until the next one). */
   #suspended: readonly string[] = []
+  /** Ready endpoints left without a slot at the last claim or look, less the turns ended for them since. */
+  #endpointsWaiting = 0
 
   constructor(readonly slots: number) {}
 
@@ -61,14 +63,20 @@ export class OwnerSlots {
   }
 
   /**
-   * Whether an owner's turn may go on to its endpoint's next delivery (asked once per delivery):
-   * no while the owner still has slots to give back, each no giving one back.
+   * Whether an owner's turn may go on to its endpoint's next delivery (asked once per delivery,
+   * with how many the turn has had): no while the owner still has slots to give back, each no
+   * giving one back; and no once the turn has had its share while other endpoints wait for a slot
+   * (core `turnYieldsToWaiting`), each no for one of them.
    */
-  keepsTurn(owner: string): boolean {
+  keepsTurn(owner: string, deliveriesInTurn = 0): boolean {
     const n = this.#giveBack.get(owner) ?? 0
-    if (n <= 0) return true
-    if (n === 1) this.#giveBack.delete(owner)
-    else this.#giveBack.set(owner, n - 1)
+    if (n > 0) {
+      if (n === 1) this.#giveBack.delete(owner)
+      else this.#giveBack.set(owner, n - 1)
+      return false
+    }
+    if (!turnYieldsToWaiting(deliveriesInTurn, this.#endpointsWaiting)) return true
+    this.#endpointsWaiting--
     return false
   }
 
@@ -109,10 +117,14 @@ export class OwnerSlots {
    * check's answer; omitted, the last one holds).
    */
   decide(free: number, waiting: readonly ReadyOwner[], nowMs: number, suspended?: readonly string[]): void {
+    this.#endpointsWaiting = 0
     for (const o of waiting) {
       this.#weights.set(o.owner_id, o.weight)
       const wanted = Math.max(1, Math.min(o.ready, o.room ?? o.ready))
-      if (o.room === null || o.room > 0) this.#note(o.owner_id, (this.#held.get(o.owner_id) ?? 0) + wanted, nowMs)
+      if (o.room === null || o.room > 0) {
+        this.#note(o.owner_id, (this.#held.get(o.owner_id) ?? 0) + wanted, nowMs)
+        this.#endpointsWaiting += Math.min(o.ready, o.room ?? o.ready)
+      }
     }
     if (suspended !== undefined) this.#suspended = suspended
     this.#giveBack = slotsToGiveBack(this.slots, free, this.#recentOwners(nowMs))

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { TURN_DELIVERIES_WHILE_OTHERS_WAIT } from '@hookledger/core'
 import { OwnerSlots, RECENT_OWNER_WINDOW_MS } from './owner-slots.js'
 
 const waiting = (owner_id: string, ready = 1, weight = 1, room: number | null = null) => ({ owner_id, weight, room, ready })
@@ -37,6 +38,27 @@ describe('OwnerSlots: who gives slots back, and how many', () => {
     expect(s.shareOf('quiet', 1, 3, 100)).toEqual({ inFlight: 0, room: 3 })
     // After the window the quiet owner is forgotten and the flood has every free slot.
     expect(s.shareOf('flood', 1, 3, 100 + RECENT_OWNER_WINDOW_MS + 1)).toEqual({ inFlight: 5, room: 3 })
+  })
+
+  it('endpoints waiting for a slot, of the owner itself too: turns that have had their share end, one per endpoint waiting', () => {
+    const s = new OwnerSlots(4)
+    for (let i = 0; i < 4; i++) s.take('a', 0)
+    s.decide(0, [waiting('a', 2)], 0)
+    // A turn short of its share goes on; one that has had it ends, while endpoints still wait.
+    expect(s.keepsTurn('a', TURN_DELIVERIES_WHILE_OTHERS_WAIT - 1)).toBe(true)
+    expect(s.keepsTurn('a', TURN_DELIVERIES_WHILE_OTHERS_WAIT)).toBe(false)
+    expect(s.keepsTurn('a', TURN_DELIVERIES_WHILE_OTHERS_WAIT + 5)).toBe(false)
+    expect(s.keepsTurn('a', TURN_DELIVERIES_WHILE_OTHERS_WAIT + 9)).toBe(true)
+    // The next look finds none waiting: every turn goes on.
+    s.decide(0, [], 1)
+    expect(s.keepsTurn('a', 1_000)).toBe(true)
+  })
+
+  it('an owner at its max_in_flight (no room) makes no turn end for its waiting endpoints', () => {
+    const s = new OwnerSlots(4)
+    for (let i = 0; i < 4; i++) s.take('a', 0)
+    s.decide(0, [waiting('a', 5, 1, 0)], 0)
+    expect(s.keepsTurn('a', 1_000)).toBe(true)
   })
 
   it('a suspended owner\'s turns all end; a check that finds it resumed lets them go on', () => {

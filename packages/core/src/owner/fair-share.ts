@@ -111,3 +111,33 @@ export function slotsToGiveBack(slots: number, free: number, recent: ReadonlyMap
   }
   return out
 }
+
+/**
+ * Deliveries an endpoint's turn keeps its slot for while other endpoints wait for one. A turn
+ * keeps its slot while its endpoint has due work (the pipelined lease), so with more ready
+ * endpoints than slots the first ones served would hold theirs until their queues emptied, and
+ * the rest — of the same owner too — would wait all that time.
+ */
+export const TURN_DELIVERIES_WHILE_OTHERS_WAIT = 16
+
+/**
+ * Whether an endpoint's turn gives its slot back after the delivery it is on: when endpoints
+ * wait for a slot and this turn has had its share. The claim then takes the earliest ready
+ * endpoint — the one waiting longest, since the endpoint given up is ready only from its next
+ * due delivery on — so endpoints take turns, `TURN_DELIVERIES_WHILE_OTHERS_WAIT` at a time.
+ */
+export function turnYieldsToWaiting(deliveriesInTurn: number, endpointsWaiting: number): boolean {
+  return endpointsWaiting > 0 && deliveriesInTurn >= TURN_DELIVERIES_WHILE_OTHERS_WAIT
+}
+
+/**
+ * The candidates a claim weighs when some endpoints' turns just gave their slot up for others
+ * (`yielded`): the others, while any is ready. A yielded endpoint is often ready as early as the
+ * ones it gave way to (a fan-out makes many deliveries due at one instant), so by ready time
+ * alone it could win its slot straight back; it is claimed again only when nothing else is ready.
+ */
+export function candidatesAfterYield<C extends FairCandidate>(candidates: readonly C[], yielded: ReadonlySet<string>): readonly C[] {
+  if (yielded.size === 0) return candidates
+  const others = candidates.filter((c) => !yielded.has(c.endpoint_id))
+  return others.length > 0 ? others : candidates
+}

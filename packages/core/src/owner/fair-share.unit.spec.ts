@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { fairShareOrder, fairSlots, ownerRoom, slotsToGiveBack, type FairCandidate, type OwnerShareState, type RecentOwner } from './fair-share.js'
+import { TURN_DELIVERIES_WHILE_OTHERS_WAIT, candidatesAfterYield, fairShareOrder, fairSlots, ownerRoom, slotsToGiveBack, turnYieldsToWaiting, type FairCandidate, type OwnerShareState, type RecentOwner } from './fair-share.js'
 
 const T0 = Date.parse('2026-03-01T00:00:00Z')
 const c = (owner: string, n: number, readyMs = n): FairCandidate => ({ endpoint_id: `${owner}-${String(n).padStart(3, '0')}`, owner_id: owner, ready_at: new Date(T0 + readyMs) })
@@ -51,4 +51,24 @@ describe('ownerRoom and slotsToGiveBack: slots kept free for owners active latel
       expect(Object.fromEntries(slotsToGiveBack(t.slots, t.free, t.recent))).toEqual(t.over)
     })
   }
+})
+
+describe('turnYieldsToWaiting: endpoints take turns when more are ready than slots', () => {
+  const share = TURN_DELIVERIES_WHILE_OTHERS_WAIT
+  const cases: { name: string; deliveries: number; waiting: number; yields: boolean }[] = [
+    { name: 'nobody waits: a turn goes on however long', deliveries: 10_000, waiting: 0, yields: false },
+    { name: 'endpoints wait, the turn short of its share: it goes on', deliveries: share - 1, waiting: 3, yields: false },
+    { name: 'endpoints wait, the turn at its share: it ends', deliveries: share, waiting: 1, yields: true },
+    { name: 'endpoints wait, the turn past its share: it ends', deliveries: share * 4, waiting: 50, yields: true },
+  ]
+  for (const t of cases) it(t.name, () => expect(turnYieldsToWaiting(t.deliveries, t.waiting)).toBe(t.yields))
+})
+
+describe('candidatesAfterYield: an endpoint that gave its slot up does not win it straight back', () => {
+  const ready = [c('a', 1, 0), c('a', 2, 0), c('b', 3, 0)]
+  const ids = (xs: readonly FairCandidate[]) => xs.map((x) => x.endpoint_id)
+  it('nothing yielded: every candidate', () => expect(ids(candidatesAfterYield(ready, new Set()))).toEqual(['a-001', 'a-002', 'b-003']))
+  it('one yielded, others ready: the others', () => expect(ids(candidatesAfterYield(ready, new Set(['a-001'])))).toEqual(['a-002', 'b-003']))
+  it('only yielded ones ready: they are claimed again', () =>
+    expect(ids(candidatesAfterYield([ready[0]!], new Set(['a-001'])))).toEqual(['a-001']))
 })

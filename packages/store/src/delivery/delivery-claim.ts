@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import {
   JOB_TIMEOUT_MS,
+  candidatesAfterYield,
   decideClaim,
   fairShareOrder,
   type DeliveryRow,
@@ -64,6 +65,11 @@ export interface DeliveryClaimParams {
    * absent: nothing held, no bound but `limit`.
    */
   readonly shareOf?: (owner: string, weight: number) => { readonly inFlight: number; readonly room?: number }
+  /**
+   * Endpoints whose turns just gave their slot up to endpoints waiting for one (core
+   * `turnYieldsToWaiting`): claimed again only when no other endpoint is ready.
+   */
+  readonly yielded?: ReadonlySet<string>
 }
 
 export interface DeliveryClaimResult {
@@ -220,12 +226,21 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
   if (limit <= 0) return { claimed: [], settled: 0, entries: [], ownersWaiting: [] }
   const leaseUntil = new Date(now.getTime() + (params.leaseMs ?? JOB_TIMEOUT_MS))
   return db.transaction().execute(async (trx) => {
-    const { candidates, owners: ownersReady } = await fairClaimCandidates(trx, now, limit)
+    const yielded = params.yielded ?? new Set<string>()
+    const read = await fairClaimCandidates(trx, now, limit + yielded.size)
+    const { owners: ownersReady } = read
+    const candidates = candidatesAfterYield(read.candidates, yielded)
     const shares = new Map(ownersReady.map((o) => [o.owner_id, { weight: o.weight, inFlight: 0, ...params.shareOf?.(o.owner_id, o.weight) }]))
     const picked = fairShareOrder(candidates, shares, limit).map((c) => c.endpoint_id)
     const pickedSet = new Set(picked)
     const left = new Set(candidates.filter((c) => !pickedSet.has(c.endpoint_id)).map((c) => c.owner_id))
-    const ownersWaiting = ownersReady.filter((o) => left.has(o.owner_id))
+    // Left waiting: owners with a candidate not picked, or more endpoints ready than were picked
+    // for them (the candidates are capped by the free slots), each with what it still has ready.
+    const pickedOf = new Map<string, number>()
+    for (const c of candidates) if (pickedSet.has(c.endpoint_id)) pickedOf.set(c.owner_id, (pickedOf.get(c.owner_id) ?? 0) + 1)
+    const ownersWaiting = ownersReady
+      .map((o) => ({ ...o, ready: Math.max(0, o.ready - (pickedOf.get(o.owner_id) ?? 0)) }))
+      .filter((o) => left.has(o.owner_id) || o.ready > 0)
     if (picked.length === 0) return { claimed: [], settled: 0, entries: [], ownersWaiting }
     const locked = await lockHeads(
       trx,
