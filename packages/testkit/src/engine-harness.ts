@@ -23,6 +23,8 @@ import { TestReceiver, type ReplyScript } from './test-receiver.js'
 export interface HarnessOptions {
   readonly reply?: ReplyScript
   readonly concurrency?: number
+  /** The dispatcher's turnShare (deliveries a turn keeps its slot while others wait). */
+  readonly turnShare?: number
   readonly start?: string
   readonly embedAdmits?: EmbedAdmits
   readonly transportTimeoutMs?: number
@@ -64,6 +66,7 @@ export async function engineHarness(options: HarnessOptions = {}) {
     embedAdmits: options.embedAdmits ?? (async () => false),
     workerId: 'harness',
     concurrency: options.concurrency ?? 16,
+    ...(options.turnShare !== undefined ? { turnShare: options.turnShare } : {}),
     ...(options.snoozeBudget ? { snoozeBudget: options.snoozeBudget } : {}),
     ...(options.deliveryRetentionDays !== undefined ? { deliveryRetentionDays: options.deliveryRetentionDays } : {}),
     ...(options.logger ? { logger: options.logger } : {}),

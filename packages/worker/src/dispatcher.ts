@@ -31,6 +31,8 @@ export interface DispatcherOptions {
   /** The database schema of this install: its NOTIFY channels are named after it (eventsChannel in core). */
   readonly schema?: string
   readonly concurrency?: number
+  /** Deliveries an endpoint's turn keeps its slot for while others wait (core TURN_DELIVERIES_WHILE_OTHERS_WAIT). */
+  readonly turnShare?: number
   readonly pollIntervalMs?: number
   readonly maintenanceIntervalMs?: number
   readonly retentionMs?: number
@@ -100,7 +102,7 @@ export class Dispatcher {
     this.#log = options.logger ?? silentLogger
     this.#actor = `worker:${options.workerId}`
     this.#concurrency = options.concurrency ?? CONCURRENCY_DEFAULT
-    this.#slots = new OwnerSlots(this.#concurrency)
+    this.#slots = new OwnerSlots(this.#concurrency, options.turnShare)
     this.#health = options.health ?? new DatabaseHealth(this.#log)
     this.#observer = options.observer ?? silentObserver
     this.#fanout = new FanoutLoop({

@@ -4,7 +4,7 @@
  * deliveries wait (nothing lost) and go after resume; `max_in_flight` and `weight` hold.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { TURN_DELIVERIES_WHILE_OTHERS_WAIT, generateWebhookSecret, secretKeyId } from '@hookledger/core'
+import { generateWebhookSecret, secretKeyId } from '@hookledger/core'
 import { createEventCatalog } from '@hookledger/core'
 import { deliveryClaim, endpointCreate, eventInsert, fanoutRun, ownerLimitsSet, ownerResume, ownerSuspend } from '@hookledger/store'
 import { engineHarness, eventually, type EngineHarness } from '@hookledger/testkit'
@@ -164,8 +164,9 @@ describe('the running dispatcher gives slots back while an owner waits below its
 })
 
 describe('endpoints take turns when more are ready than slots', () => {
-  it('one owner, four endpoints with queues, two slots: every endpoint is served long before the first two drain', async () => {
-    const h = (harness = await engineHarness({ concurrency: 2 }))
+  it('one owner, four endpoints with queues, two slots, turns of 8: every endpoint is served long before the first two drain', async () => {
+    const share = 8
+    const h = (harness = await engineHarness({ concurrency: 2, turnShare: share }))
     const o = owners(h)
     for (let i = 0; i < 4; i++) await o.endpoint('one', `/one/${i}`)
     await o.publish('one', 40)
@@ -175,7 +176,6 @@ describe('endpoints take turns when more are ready than slots', () => {
     const firstOf = (i: number) => h.receiver.requests.findIndex((r) => r.path.endsWith(`/one/${i}`))
     // Without turns the last two endpoints would wait for the first two's 80; with them each
     // turn gives its slot up after its share (and the send pipelined with its last one).
-    const share = TURN_DELIVERIES_WHILE_OTHERS_WAIT
     for (let i = 0; i < 4; i++) expect(firstOf(i), `endpoint ${i}'s first request`).toBeLessThanOrEqual(2 * (share + 2))
     expect(h.receiver.maxConcurrent).toBeLessThanOrEqual(2)
     expect((await h.replay()).differences).toEqual([])

@@ -1,4 +1,4 @@
-import { ownerRoom, slotsToGiveBack, turnYieldsToWaiting, type RecentOwner } from '@hookledger/core'
+import { TURN_DELIVERIES_WHILE_OTHERS_WAIT, ownerRoom, slotsToGiveBack, turnYieldsToWaiting, type RecentOwner } from '@hookledger/core'
 import { ownersSuspended, ownersWaiting, type Db, type ReadyOwner } from '@hookledger/store'
 
 /** How long an owner counts as active after it last held a slot or waited for one. */
@@ -38,7 +38,11 @@ export class OwnerSlots {
   /** Ready endpoints left without a slot at the last claim or look, less the turns ended for them since. */
   #endpointsWaiting = 0
 
-  constructor(readonly slots: number) {}
+  /** `turnShare`: deliveries a turn keeps its slot for while endpoints wait (core default). */
+  constructor(
+    readonly slots: number,
+    readonly turnShare = TURN_DELIVERIES_WHILE_OTHERS_WAIT,
+  ) {}
 
   take(owner: string, nowMs: number): void {
     const held = (this.#held.get(owner) ?? 0) + 1
@@ -75,7 +79,7 @@ export class OwnerSlots {
       else this.#giveBack.set(owner, n - 1)
       return false
     }
-    if (!turnYieldsToWaiting(deliveriesInTurn, this.#endpointsWaiting)) return true
+    if (!turnYieldsToWaiting(deliveriesInTurn, this.#endpointsWaiting, this.turnShare)) return true
     this.#endpointsWaiting--
     return false
   }
