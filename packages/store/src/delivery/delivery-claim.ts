@@ -78,7 +78,10 @@ export interface DeliveryClaimResult {
   readonly settled: number
   /** The ledger entries the claim wrote (for instruments: outcomes are counted from these). */
   readonly entries: readonly LedgerEntry[]
-  /** Owners with ready work this claim left for lack of slots (not suspended), with their weight and room. */
+  /**
+   * Owners with ready work this claim left for lack of slots (not suspended), with their weight,
+   * room and how many endpoints they still have ready (`ready`, less those this claim took).
+   */
   readonly ownersWaiting: readonly ReadyOwner[]
 }
 
