@@ -12,6 +12,7 @@ import { generateLedgerSigningKey, parseLedgerSigningKey, type LedgerSigningKey 
 import { createDb, DEFAULT_DB_SCHEMA, installRoleNames, migrateToLatest, roleUrl, type Db } from '@hookledger/store'
 import { openEmbeddedDatabase, type EmbeddedDatabase } from '@hookledger/embedded'
 import { CpuMeter } from './cpu-meter.js'
+import { pinBenchProcesses } from './cpu-pinning.js'
 import { Receiver } from './receiver.js'
 import { CHARTS_DIR, EXPLAIN_MS, ONLY, PG_SETTINGS, POOL_SIZE, QUICK, RESULTS_DIR, ROOT, SCALE, cfg, targets } from './settings.js'
 import { writeBenchCharts } from './charts/bench-charts.js'
@@ -182,6 +183,8 @@ export async function benchRun(body: (env: Env) => Promise<void>): Promise<numbe
     await admin.end()
     log(`PostgreSQL ${pgVersion} ${JSON.stringify(durability)}; receiver pid ${receiver.pid} on :${receiver.port}`)
     const postmasterPid = Number(readFileSync(path.join(embedded.clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+    const pinning = pinBenchProcesses(postmasterPid, receiver.pid)
+    log(pinning.detail)
     const masterKey = generateMasterKey()
     const env: Env = {
       pg: embedded,
@@ -211,7 +214,7 @@ export async function benchRun(body: (env: Env) => Promise<void>): Promise<numbe
           mode: QUICK ? 'quick' : 'full',
           scale: SCALE,
           seconds: totalSeconds,
-          machine: { cpus: availableParallelism(), model: cpus()[0]?.model ?? '', node: process.version, load },
+          machine: { cpus: availableParallelism(), model: cpus()[0]?.model ?? '', node: process.version, load, pinning: pinning.detail },
           postgres: { version: pgVersion, settings: { ...PG_SETTINGS, ...durability } },
           config: cfg,
           targets,
