@@ -1,6 +1,7 @@
 export * from './database/database.js'
 export * from './database/db-handle.js'
 export * from './database/statistics-refresh.js'
+export * from './database/hot-tables-vacuum.js'
 export * from './database/migrate.js'
 export * from './database/database-roles.js'
 export * from './projection-write.js'

@@ -5,6 +5,7 @@ import {
   deliveryRetire,
   endpointPurge,
   eventPrune,
+  hotTablesVacuum,
   statisticsRefresh,
   type Db,
 } from '@hookledger/store'
@@ -46,6 +47,9 @@ export async function maintenancePass(o: {
   const partitionsCreated = await ledgerPartitionsAhead(o.db)
   // Statistics a burst of claims and settles left behind (the fan-out looks after its own).
   const analyzed = await statisticsRefresh(o.db)
+  // The few rows every claim and settle rewrites, between autovacuum's visits (one statistics
+  // read a pass; on a server without MAINTAIN, PostgreSQL before 17, autovacuum alone does it).
+  const hot = await hotTablesVacuum(o.db)
   if (rescued > 0) {
     o.log.warn({ rescued }, 'rescuer:rescued')
     o.observer.rescued(rescued)
@@ -53,6 +57,7 @@ export async function maintenancePass(o: {
   if (retired > 0 || purged > 0) o.log.info({ retired, purged }, 'retention:removed')
   if (partitionsCreated > 0) o.log.info({ created: partitionsCreated }, 'ledger:partitions_created')
   if (analyzed.length > 0) o.log.info({ tables: analyzed }, 'database:statistics_refreshed')
+  if (hot.vacuumed.length > 0) o.log.debug({ tables: hot.vacuumed }, 'database:hot_tables_vacuumed')
   return { rescued, pruned, retired, purged }
 }
 

@@ -17,6 +17,7 @@
 import { createHash, createHmac } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
 import { DEFAULT_DB_SCHEMA } from '@hookledger/core'
+import { HOT_TABLES } from './hot-tables-vacuum.js'
 
 export type LoginRole = 'service' | 'publisher' | 'reader'
 export const LOGIN_ROLES: readonly LoginRole[] = ['service', 'publisher', 'reader']
@@ -193,9 +194,13 @@ export async function databaseGrantsApply(db: Kysely<any>, schema: string): Prom
     ...SERVICE_FUNCTIONS.map((f) => sql`grant execute on function ${s}.${sql.raw(f)} to ${sql.id(r.service)}`),
     ...PUBLISHER_FUNCTIONS.map((f) => sql`grant execute on function ${s}.${sql.raw(f)} to ${sql.id(r.publisher)}`),
   ]
+  // The hot tables' vacuum between autovacuum's visits (hot-tables-vacuum.ts): MAINTAIN (vacuum,
+  // analyze, reindex, cluster, lock: nothing that changes a row) exists from PostgreSQL 17 on.
+  const version = Number((await sql<{ v: string }>`select current_setting('server_version_num') as v`.execute(db)).rows[0]!.v)
+  if (version >= 170000) statements.push(sql`grant maintain on ${sql.join(HOT_TABLES.map((t) => sql.id(schema, t)))} to ${sql.id(r.service)}`)
   for (const statement of statements) await statement.execute(db)
   return [
-    `${r.service}: select on every table of ${schema}, row locks on ${LOCKED_TABLES.join(', ')}, execute on ${SERVICE_FUNCTIONS.length} write functions`,
+    `${r.service}: select on every table of ${schema}, row locks on ${LOCKED_TABLES.join(', ')}, execute on ${SERVICE_FUNCTIONS.length} write functions${version >= 170000 ? `, maintain (vacuum) on ${HOT_TABLES.join(', ')}` : ''}`,
     `${r.publisher}: execute on ${PUBLISHER_FUNCTIONS.map((f) => f.replace(/\(.*/, '')).join(', ')}, select on ${PUBLISHER_TABLES.join(', ')} only`,
     `${r.reader}: select on every table of ${schema}`,
   ]
