@@ -284,7 +284,7 @@ export class Dispatcher {
     const started = performance.now()
     const yielded = this.#yielded
     this.#yielded = new Set()
-    const { claimed, settled, entries, ownersWaiting: waiting } = await deliveryClaim(this.#o.db, {
+    const { claimed, settled, entries, ownersWaiting: waiting, endpointsWaiting } = await deliveryClaim(this.#o.db, {
       now,
       limit: free,
       actor: this.#actor,
@@ -294,7 +294,7 @@ export class Dispatcher {
     })
     if (claimed.length + settled > 0) this.#observer.claimed(claimed.length + settled, entries, performance.now() - started)
     for (const c of claimed) this.#launch(c)
-    await this.#slots.afterClaim(this.#o.db, this.#concurrency - this.#inflight.size, waiting)
+    await this.#slots.afterClaim(this.#o.db, this.#concurrency - this.#inflight.size, waiting, endpointsWaiting)
     return claimed.length > 0 || settled > 0
   }
 

@@ -97,14 +97,14 @@ export class OwnerSlots {
   }
 
   /**
-   * After a claim left `free` slots and `waiting` owners: decides again, and asks (at most once a
-   * second) whether an owner it serves was suspended — its turns then stop after the delivery
-   * they are on.
+   * After a claim left `free` slots, `waiting` owners and `endpointsWaiting` ready endpoints
+   * untaken: decides again, and asks (at most once a second) whether an owner it serves was
+   * suspended — its turns then stop after the delivery they are on.
    */
-  async afterClaim(db: Db, free: number, waiting: readonly ReadyOwner[]): Promise<void> {
+  async afterClaim(db: Db, free: number, waiting: readonly ReadyOwner[], endpointsWaiting?: number): Promise<void> {
     const nowMs = performance.now()
     const suspended = this.suspensionCheckDue(nowMs) ? await ownersSuspended(db, [...this.#held.keys()]) : undefined
-    this.decide(free, waiting, nowMs, suspended)
+    this.decide(free, waiting, nowMs, suspended, endpointsWaiting)
   }
 
   /** Whether to ask again which owners it serves were suspended (at most once a second while not full). */
@@ -118,18 +118,20 @@ export class OwnerSlots {
    * After a claim or a look: notes the owners left waiting (each wanted a slot for every endpoint
    * it has ready, beyond what it holds) and decides whose turns give their slot back — those above their share while fewer
    * slots are free than the others' headroom, and owners found suspended (`suspended`: a fresh
-   * check's answer; omitted, the last one holds).
+   * check's answer; omitted, the last one holds). `endpointsWaiting`: the ready endpoints a claim
+   * left untaken (a look counts its owners' ready ones), for which turns end (`keepsTurn`).
    */
-  decide(free: number, waiting: readonly ReadyOwner[], nowMs: number, suspended?: readonly string[]): void {
-    this.#endpointsWaiting = 0
+  decide(free: number, waiting: readonly ReadyOwner[], nowMs: number, suspended?: readonly string[], endpointsWaiting?: number): void {
+    let counted = 0
     for (const o of waiting) {
       this.#weights.set(o.owner_id, o.weight)
       const wanted = Math.max(1, Math.min(o.ready, o.room ?? o.ready))
       if (o.room === null || o.room > 0) {
         this.#note(o.owner_id, (this.#held.get(o.owner_id) ?? 0) + wanted, nowMs)
-        this.#endpointsWaiting += Math.min(o.ready, o.room ?? o.ready)
+        counted += Math.min(o.ready, o.room ?? o.ready)
       }
     }
+    this.#endpointsWaiting = endpointsWaiting ?? counted
     if (suspended !== undefined) this.#suspended = suspended
     this.#giveBack = slotsToGiveBack(this.slots, free, this.#recentOwners(nowMs))
     for (const id of this.#suspended) if (this.#held.has(id)) this.#giveBack.set(id, Infinity)

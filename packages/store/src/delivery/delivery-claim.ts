@@ -78,11 +78,10 @@ export interface DeliveryClaimResult {
   readonly settled: number
   /** The ledger entries the claim wrote (for instruments: outcomes are counted from these). */
   readonly entries: readonly LedgerEntry[]
-  /**
-   * Owners with ready work this claim left for lack of slots (not suspended), with their weight,
-   * room and how many endpoints they still have ready (`ready`, less those this claim took).
-   */
+  /** Owners with ready work this claim left for lack of slots (not suspended), with their weight and room. */
   readonly ownersWaiting: readonly ReadyOwner[]
+  /** Endpoints ready that this claim did not take (owners not suspended, with room): they wait for a slot. */
+  readonly endpointsWaiting: number
 }
 
 /** The event columns read beside a delivery row (`ev`: the events row joined to it). */
@@ -226,7 +225,7 @@ export function decideHeads(
  */
 export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promise<DeliveryClaimResult> {
   const { now, limit, actor } = params
-  if (limit <= 0) return { claimed: [], settled: 0, entries: [], ownersWaiting: [] }
+  if (limit <= 0) return { claimed: [], settled: 0, entries: [], ownersWaiting: [], endpointsWaiting: 0 }
   const leaseUntil = new Date(now.getTime() + (params.leaseMs ?? JOB_TIMEOUT_MS))
   return db.transaction().execute(async (trx) => {
     const yielded = params.yielded ?? new Set<string>()
@@ -237,14 +236,13 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
     const picked = fairShareOrder(candidates, shares, limit).map((c) => c.endpoint_id)
     const pickedSet = new Set(picked)
     const left = new Set(candidates.filter((c) => !pickedSet.has(c.endpoint_id)).map((c) => c.owner_id))
-    // Left waiting: owners with a candidate not picked, or more endpoints ready than were picked
-    // for them (the candidates are capped by the free slots), each with what it still has ready.
+    const ownersWaiting = ownersReady.filter((o) => left.has(o.owner_id))
+    // Every endpoint ready that this claim did not take (the candidates are capped by the free
+    // slots, so an owner can have more ready than were weighed), of owners with room.
     const pickedOf = new Map<string, number>()
     for (const c of candidates) if (pickedSet.has(c.endpoint_id)) pickedOf.set(c.owner_id, (pickedOf.get(c.owner_id) ?? 0) + 1)
-    const ownersWaiting = ownersReady
-      .map((o) => ({ ...o, ready: Math.max(0, o.ready - (pickedOf.get(o.owner_id) ?? 0)) }))
-      .filter((o) => left.has(o.owner_id) || o.ready > 0)
-    if (picked.length === 0) return { claimed: [], settled: 0, entries: [], ownersWaiting }
+    const endpointsWaiting = ownersReady.reduce((n, o) => n + (o.room === 0 ? 0 : Math.max(0, o.ready - (pickedOf.get(o.owner_id) ?? 0))), 0)
+    if (picked.length === 0) return { claimed: [], settled: 0, entries: [], ownersWaiting, endpointsWaiting }
     const locked = await lockHeads(
       trx,
       sql`
@@ -258,7 +256,7 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
       now,
     )
     const { heads, following } = splitHeads(locked, limit)
-    if (heads.length === 0) return { claimed: [], settled: 0, entries: [], ownersWaiting }
+    if (heads.length === 0) return { claimed: [], settled: 0, entries: [], ownersWaiting, endpointsWaiting }
     const deliveries = heads.map((h) => h.delivery)
     const endpointIds = [...new Set(deliveries.map((d) => d.endpoint_id))].sort()
     // Lock the endpoints in a fixed order; the lease is decided on their latest state.
@@ -269,7 +267,7 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
     const written = await ledgerWrite(trx, { base: { endpoints, deliveries }, entries })
     const eventById = new Map(heads.map((h) => [h.delivery.id, h.event]))
     const claimed = claimedOf(claimedIds, written, eventById, following)
-    return { claimed, settled: deliveries.length - claimed.length, entries, ownersWaiting }
+    return { claimed, settled: deliveries.length - claimed.length, entries, ownersWaiting, endpointsWaiting }
   })
 }
 
