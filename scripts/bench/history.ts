@@ -33,15 +33,14 @@ export async function historyScenario({ env, progress }: ScenarioContext): Promi
   const n = cfg.historyDeliveries
   const endpoints = cfg.claimEndpoints
   try {
-    // Partitions ahead of the whole history, as maintenance would have made them over the months
-    // (quick: small ones after the pre-made pair, so the archive has whole partitions to drop).
-    // Partitions small enough for the 4.3M-row history to span several (the default, 50M, would
-    // hold it all in one, leaving the archive nothing whole to drop).
+    // Partitions ahead of the whole history, as maintenance would have made them over the months:
+    // small enough for the 4.3M-row history to span several (the default, 50M, would hold it all
+    // in one, leaving the archive nothing whole to drop), and after the migration's pre-made pair
+    // of default ones, which the history would otherwise fill first (the full run's archive then
+    // dropped nothing).
     const rowsPerPartition = QUICK ? 20_000 : 1_000_000
-    if (QUICK) {
-      const last = (await ledgerPartitions(db)).filter((p) => !p.isDefault).at(-1)!
-      await sql`alter table ledger alter column position restart with ${sql.lit(Number(last.to))}`.execute(bdb.admin)
-    }
+    const last = (await ledgerPartitions(db)).filter((p) => !p.isDefault).at(-1)!
+    await sql`alter table ledger alter column position restart with ${sql.lit(Number(last.to))}`.execute(bdb.admin)
     await ledgerPartitionsAhead(db, { rowsPerPartition, ahead: Math.ceil((n * 4.5) / rowsPerPartition) + 2 })
     progress.phase(`seeding ${n.toLocaleString('en')} completed deliveries (ledger + projection) in SQL`)
     const t = performance.now()
