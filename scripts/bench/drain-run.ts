@@ -124,6 +124,9 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
     // modules loaded) before the clock starts, as a running service's would be.
     const sealerThread = opts.sealer || defaults ? startSealerThread({ url: bdb.serviceUrl, schema: DEFAULT_DB_SCHEMA, key: env.ledgerKey }) : null
     if (sealerThread) for (let i = 0; i < 100 && (await sealerThread.seal({ now: clock.now() })).rows > 0; i++);
+    // After the fan-out's own counts have arrived (each of its deliveries inserted a state row),
+    // before the clock starts.
+    const writesBefore = await tableWritesMark(bdb.admin, total)
     await env.receiver.reset()
     env.cpu.start()
     const loopDelay = monitorEventLoopDelay({ resolution: 5 })
@@ -161,7 +164,6 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
     sealer?.start()
     progress.phase(`${opts.name}: draining ${total} deliveries at concurrency ${concurrency}`, async () => `${await countCompleted(db)} of ${total} completed`)
     const statementsBefore = statementsSent()
-    const writesBefore = await tableWritesMark(bdb.admin)
     await dispatcher.start()
     await env.receiver.waitFor(total, QUICK ? 60_000 : 300_000)
     const statements = statementsSent() - statementsBefore

@@ -39,7 +39,22 @@ async function ledgerIndexEntries(admin: Db, position: string): Promise<number> 
   return Number(r.rows[0]!.n)
 }
 
-export async function tableWritesMark(admin: Db): Promise<TableWritesMark> {
+/**
+ * The counters now. `minStateInserts`: first wait (up to 12 s) until the state rows show that
+ * many inserts — the fan-out's backends report theirs when idle, up to a second late, and
+ * would otherwise land in the drain's figures.
+ */
+export async function tableWritesMark(admin: Db, minStateInserts = 0): Promise<TableWritesMark> {
+  const deadline = performance.now() + 12_000
+  let mark = await tableWritesMarkNow(admin)
+  while ((mark.tables['delivery_states']?.inserts ?? 0) < minStateInserts && performance.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100))
+    mark = await tableWritesMarkNow(admin)
+  }
+  return mark
+}
+
+async function tableWritesMarkNow(admin: Db): Promise<TableWritesMark> {
   const { lsn, position } = (
     await sql<{ lsn: string; position: string }>`
       select pg_current_wal_lsn()::text as lsn, coalesce((select max(position) from ledger), 0)::text as position
@@ -75,10 +90,10 @@ export async function tableWritesSince(admin: Db, before: TableWritesMark, deliv
     (await sql<{ bytes: string }>`select pg_wal_lsn_diff(pg_current_wal_lsn(), ${before.lsn}::pg_lsn)::text as bytes`.execute(admin)).rows[0]!.bytes,
   )
   const deadline = performance.now() + 12_000
-  let now = await tableWritesMark(admin)
+  let now = await tableWritesMarkNow(admin)
   while ((now.tables['delivery_states']?.updates ?? 0) - (before.tables['delivery_states']?.updates ?? 0) < minStateUpdates && performance.now() < deadline) {
     await new Promise((r) => setTimeout(r, 250))
-    now = await tableWritesMark(admin)
+    now = await tableWritesMarkNow(admin)
   }
   const tables = Object.fromEntries(
     TABLES.filter((t) => now.tables[t]).map((t) => {
