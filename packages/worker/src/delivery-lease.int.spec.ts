@@ -137,6 +137,7 @@ describe('endpoint lease', () => {
         settled: 0,
         entries: [],
         ownersWaiting: [],
+        endpointsWaiting: 0,
       },
     )
     // worker a acks; the lease is released and the second delivery goes out
