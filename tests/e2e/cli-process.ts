@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 
 /** Repository root (tests run from it). */
 export const ROOT = new URL('../../', import.meta.url).pathname
@@ -12,6 +15,22 @@ export const HOOKLEDGER_BIN = new URL('node_modules/.bin/hookledger', new URL(RO
 const command = (viaNpx: boolean | undefined, args: string[]): [string, string[]] =>
   viaNpx ? ['npx', ['hookledger', ...args]] : [HOOKLEDGER_BIN, args]
 
+/**
+ * The data dir of every process this test file starts without one of its own: shared by them
+ * (as processes of one install share theirs, so their first start races to make its keys), and
+ * never the repository's `.hookledger/`, which the tests would otherwise fill and depend on.
+ */
+let sharedDataDir: string | undefined
+function withDataDir(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (env.HOOKLEDGER_DATA_DIR) return env
+  if (!sharedDataDir) {
+    const dir = mkdtempSync(path.join(tmpdir(), 'hookledger-e2e-data-'))
+    sharedDataDir = dir
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
+  }
+  return { ...env, HOOKLEDGER_DATA_DIR: sharedDataDir }
+}
+
 /** Runs `hookledger …` to completion; returns exit code and output. */
 export function runCli(
   args: string[],
@@ -19,7 +38,7 @@ export function runCli(
   options: { viaNpx?: boolean } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(...command(options.viaNpx, args), { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(...command(options.viaNpx, args), { cwd: ROOT, env: { ...process.env, ...withDataDir(env) }, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
@@ -37,7 +56,7 @@ export async function startServe(
   options: { viaNpx?: boolean } = {},
 ): Promise<{ child: ChildProcess; url: string; pid: number; output: () => string; exit: Promise<number | null> }> {
   // Its own process group, so a serve that never comes up is killed whole (npx included).
-  const child = spawn(...command(options.viaNpx, ['serve', ...args]), { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  const child = spawn(...command(options.viaNpx, ['serve', ...args]), { cwd: ROOT, env: { ...process.env, ...withDataDir(env) }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
   let output = ''
   const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
   // `npx` does not forward signals to the service, so tests signal the service's own pid (printed).
@@ -77,7 +96,7 @@ export async function runInProcess(args: string[], env: NodeJS.ProcessEnv): Prom
   let stdout = ''
   let stderr = ''
   const code = await main(args, {
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...withDataDir(env) },
     io: { out: (line) => (stdout += line + '\n'), err: (line) => (stderr += line + '\n') },
   })
   return { code, stdout, stderr }

@@ -1,4 +1,5 @@
 import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import {
   decideLedgerSigningKey,
@@ -21,7 +22,7 @@ function keyFile<T>(config: Config, spec: { file: string; what: string; setting:
   const file = path.join(config.HOOKLEDGER_DATA_DIR, spec.file)
   try {
     mkdirSync(config.HOOKLEDGER_DATA_DIR, { recursive: true, mode: 0o700 })
-    if (!existsSync(file)) writeFileSync(file, spec.generate() + '\n', { mode: 0o600, flag: 'wx' })
+    if (!existsSync(file)) createWhole(file, spec.generate() + '\n', 0o600)
   } catch (err) {
     // Another process may have written it first (EEXIST); anything else is a start-up failure.
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
@@ -35,6 +36,21 @@ function keyFile<T>(config: Config, spec: { file: string; what: string; setting:
     return spec.parse(readFileSync(file, 'utf8').trim())
   } catch (err) {
     throw new StartupError(`cannot read the ${spec.what} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err })
+  }
+}
+
+/**
+ * Creates `file` holding `text`, or fails with EEXIST when it exists: written to a file of this
+ * process's own first and hard-linked into place, so a process starting beside this one reads
+ * either no file or the whole key, never the empty file an exclusive create shows mid-write.
+ */
+function createWhole(file: string, text: string, mode: number): void {
+  const staged = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
+  writeFileSync(staged, text, { mode, flag: 'wx' })
+  try {
+    linkSync(staged, file)
+  } finally {
+    rmSync(staged, { force: true })
   }
 }
 
@@ -139,10 +155,12 @@ export function readLedgerPublicKeyFile(config: Config): string | null {
 function writeLedgerPublicKeyFile(config: Config, key: LedgerSigningKey): void {
   if (readLedgerPublicKeyFile(config) === key.publicKey) return
   const file = path.join(config.HOOKLEDGER_DATA_DIR, LEDGER_PUBLIC_KEY_FILE)
+  const staged = `${file}.${process.pid}.tmp`
   try {
-    writeFileSync(`${file}.tmp`, key.publicKey + '\n', { mode: 0o644 })
-    renameSync(`${file}.tmp`, file)
+    writeFileSync(staged, key.publicKey + '\n', { mode: 0o644 })
+    renameSync(staged, file)
   } catch {
+    rmSync(staged, { force: true })
     // A read-only data dir: the processes that do not seal take HOOKLEDGER_LEDGER_PUBLIC_KEY instead.
   }
 }
