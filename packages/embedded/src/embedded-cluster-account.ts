@@ -1,7 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
+import { createFileOnce } from './file-once.js'
 
 /**
  * PostgreSQL refuses to run as root. When this process is root, the embedded cluster runs as
@@ -83,8 +84,9 @@ export function clusterDirFor(account: ClusterAccount | null, dataDir: string): 
   }
   const hash = createHash('sha256').update(dataDir).digest('hex').slice(0, 16)
   const dir = path.join(sharedRoot(), 'clusters', hash)
-  writeFileSync(recorded, dir + '\n', { mode: 0o600 })
-  return dir
+  // The same text from every process: whichever links first, all read one whole file.
+  createFileOnce(recorded, dir + '\n', 0o600)
+  return readFileSync(recorded, 'utf8').trim()
 }
 
 /** Creates `dir` owned by the account (mode 0700), as PostgreSQL requires of its data dir. */

@@ -12,6 +12,7 @@ import {
   type ClusterAccount,
 } from './embedded-cluster-account.js'
 import { packagedBinaries, reachableBinaries } from './embedded-binaries.js'
+import { createFileOnce } from './file-once.js'
 
 /** A PostgreSQL this process can connect to, and how to let go of it. */
 export interface EmbeddedDatabase {
@@ -167,9 +168,8 @@ export async function openEmbeddedDatabase(options: {
     throw new EmbeddedDatabaseError(`cannot use ${dataDir} as the data dir (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): set HOOKLEDGER_DATA_DIR to a writable directory`, { cause: err })
   }
   const credFile = path.join(dataDir, 'pg-credentials.json')
-  if (!existsSync(credFile)) {
-    writeFileSync(credFile, JSON.stringify({ user: 'hookledger', password: randomBytes(18).toString('base64url') }), { mode: 0o600 })
-  }
+  // Processes starting together on a fresh data dir all use the first one's credentials.
+  if (!existsSync(credFile)) createFileOnce(credFile, JSON.stringify({ user: 'hookledger', password: randomBytes(18).toString('base64url') }), 0o600)
   const cred = JSON.parse(readFileSync(credFile, 'utf8')) as { user: string; password: string }
   const urlFor = (port: number) => (database = 'postgres') =>
     `postgres://${cred.user}:${encodeURIComponent(cred.password)}@127.0.0.1:${port}/${database}`

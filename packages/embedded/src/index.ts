@@ -6,3 +6,4 @@
 export * from './embedded-database.js'
 export { SHARED_ROOT as EMBEDDED_SHARED_ROOT } from './embedded-cluster-account.js'
 export * from './embedded-standby.js'
+export { createFileOnce } from './file-once.js'

@@ -1,5 +1,4 @@
 import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
-import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import {
   decideLedgerSigningKey,
@@ -11,6 +10,7 @@ import {
   type LedgerSigningKeyDecision,
 } from '@hookledger/ledger'
 import { encodeMasterKey, generateMasterKey, parseMasterKey } from '@hookledger/core'
+import { createFileOnce } from '@hookledger/embedded'
 import type { Config } from './config.js'
 import { StartupError } from './startup-error.js'
 
@@ -22,35 +22,18 @@ function keyFile<T>(config: Config, spec: { file: string; what: string; setting:
   const file = path.join(config.HOOKLEDGER_DATA_DIR, spec.file)
   try {
     mkdirSync(config.HOOKLEDGER_DATA_DIR, { recursive: true, mode: 0o700 })
-    if (!existsSync(file)) createWhole(file, spec.generate() + '\n', 0o600)
+    // Processes starting together all read the first one's key, whole (createFileOnce).
+    if (!existsSync(file)) createFileOnce(file, spec.generate() + '\n', 0o600)
   } catch (err) {
-    // Another process may have written it first (EEXIST); anything else is a start-up failure.
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-      throw new StartupError(
-        `cannot create the ${spec.what} ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): set HOOKLEDGER_DATA_DIR to a writable directory or ${spec.setting}`,
-        { cause: err },
-      )
-    }
+    throw new StartupError(
+      `cannot create the ${spec.what} ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): set HOOKLEDGER_DATA_DIR to a writable directory or ${spec.setting}`,
+      { cause: err },
+    )
   }
   try {
     return spec.parse(readFileSync(file, 'utf8').trim())
   } catch (err) {
     throw new StartupError(`cannot read the ${spec.what} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err })
-  }
-}
-
-/**
- * Creates `file` holding `text`, or fails with EEXIST when it exists: written to a file of this
- * process's own first and hard-linked into place, so a process starting beside this one reads
- * either no file or the whole key, never the empty file an exclusive create shows mid-write.
- */
-function createWhole(file: string, text: string, mode: number): void {
-  const staged = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
-  writeFileSync(staged, text, { mode, flag: 'wx' })
-  try {
-    linkSync(staged, file)
-  } finally {
-    rmSync(staged, { force: true })
   }
 }
 
