@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -144,5 +144,23 @@ describe('the embedded cluster', () => {
     expect(runningCluster(clusterOf(dataDir))).toBeNull()
     expect(processAlive(cluster!.pid)).toBe(false)
   })
-})
 
+  it('two services started at once on a fresh data dir (no keys given) share one cluster, one password and one master key', async () => {
+    const dataDir = freshDataDir()
+    const env = { DATABASE_URL: '', HOOKLEDGER_DATA_DIR: dataDir, HOOKLEDGER_MASTER_KEY: '', PORT: '0', LOG_LEVEL: 'warn' }
+    // Each makes the credentials, the master key and the ledger key if it finds none: one must win, whole.
+    const [api, worker] = await Promise.all([startServe(['--role', 'api'], env), startServe(['--role', 'worker'], env)])
+    try {
+      expect(readdirSync(dataDir).filter((f) => f.endsWith('.tmp'))).toEqual([])
+      expect((await fetch(`${api.url}/readyz`)).status).toBe(200)
+      // Both joined the one cluster, so the CLI (a third process) reaches what they wrote.
+      const minted = await runCli(['token', 'create', '--scopes', 'operator', '--json'], env)
+      expect(minted.code, minted.stderr).toBe(0)
+    } finally {
+      for (const p of [api, worker]) process.kill(p.pid, 'SIGTERM')
+      expect(await api.exit, api.output()).toBe(0)
+      expect(await worker.exit, worker.output()).toBe(0)
+    }
+    expect(runningCluster(clusterOf(dataDir))).toBeNull()
+  })
+})
