@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -121,21 +121,23 @@ async function withStartLock<T>(dataDir: string, fn: () => Promise<T>): Promise<
   const file = path.join(dataDir, 'pg-start.lock')
   const deadline = Date.now() + 120_000
   for (;;) {
+    // Made whole (createFileOnce): a lock read while its holder was still writing its pid used to
+    // look stale, was taken over, and two processes ran initdb on one directory.
+    if (createFileOnce(file, String(process.pid), 0o600)) break
+    let holder: number
     try {
-      const fd = openSync(file, 'wx', 0o600)
-      writeSync(fd, String(process.pid))
-      closeSync(fd)
-      break
+      holder = Number(readFileSync(file, 'utf8').trim())
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-      const holder = Number(readFileSync(file, 'utf8').trim() || 0)
-      if (!holder || !processAlive(holder)) {
-        rmSync(file, { force: true })
-        continue
-      }
-      if (Date.now() > deadline) throw new EmbeddedDatabaseError(`the embedded PostgreSQL under ${dataDir} is being started by pid ${holder}, which has not finished in 120 s`)
-      await new Promise((r) => setTimeout(r, 100))
+      // Released between the two calls: try again.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue
+      throw err
     }
+    if (!holder || !processAlive(holder)) {
+      rmSync(file, { force: true })
+      continue
+    }
+    if (Date.now() > deadline) throw new EmbeddedDatabaseError(`the embedded PostgreSQL under ${dataDir} is being started by pid ${holder}, which has not finished in 120 s`)
+    await new Promise((r) => setTimeout(r, 100))
   }
   try {
     return await fn()
