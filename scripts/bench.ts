@@ -42,7 +42,8 @@
  *
  * Diagnostics: `--stats` (pg_stat_statements top statements of the drain), `--explain=<ms>`
  * (auto_explain of slower statements into bench-results/explain.log), `--profile` (CPU profile
- * of this process during the drain into bench-results/drain.cpuprofile), `--replay-phases`.
+ * of this process during the drain into bench-results/drain.cpuprofile, and of `serve-drain`'s
+ * service into serve-drain.cpuprofile), `--replay-phases`.
  */
 import { ceilingScenario } from './bench/ceiling.js'
 import { claimScenario } from './bench/claim-backlog.js'

@@ -7,7 +7,7 @@
  * (target ≤ 1.5). Its latency while the flood is being fanned out is reported beside it.
  */
 import { sql } from 'kysely'
-import { CONCURRENCY_DEFAULT } from '@hookledger/worker'
+import { loadConfig } from '@hookledger/server'
 import { createEndpoints, eventId, newDispatcher, newTransport, publish, replayClean } from './fixtures.js'
 import { deliverySteps } from './delivery-steps.js'
 import { benchDb, freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
@@ -27,7 +27,9 @@ export async function fairnessScenario({ env, progress }: ScenarioContext): Prom
   const QUIET_TYPES = ['booking.created', 'booking.cancelled', 'booking.rescheduled', 'code.issued', 'code.revoked']
   await createEndpoints(env, db, Array.from({ length: quietEndpoints }, (_, i) => ({ owner_id: 'quiet', url: env.receiver.url(`/quiet/${i}`), event_types: [QUIET_TYPES[i]!] })))
   const transport = newTransport(env)
-  const { dispatcher, notifier } = newDispatcher(env, db, url, transport, 'bench-fairness', CONCURRENCY_DEFAULT)
+  // The service's default, as `serve` sizes it from this machine's cores.
+  const concurrency = loadConfig({}).HOOKLEDGER_CONCURRENCY
+  const { dispatcher, notifier } = newDispatcher(env, db, url, transport, 'bench-fairness', concurrency)
 
   /**
    * The quiet owner publishes `rate`/s from start to end, as the issue has it (B keeps
@@ -75,7 +77,7 @@ export async function fairnessScenario({ env, progress }: ScenarioContext): Prom
     await until('the flood fanned out', 600_000, async () =>
       Number((await sql<{ n: string }>`select count(*) as n from events where fanned_out_at is null`.execute(db)).rows[0]!.n) === 0 ? true : null, 200)
     // Every slot but the few kept free for the quiet owner (active: its headroom).
-    await until('the slots taken by the flood', 60_000, async () => (dispatcher.inflight >= Math.min(CONCURRENCY_DEFAULT, cfg.fairFloodEndpoints) - quietEndpoints ? true : null))
+    await until('the slots taken by the flood', 60_000, async () => (dispatcher.inflight >= Math.min(concurrency, cfg.fairFloodEndpoints) - quietEndpoints ? true : null))
     // What the quiet owner queued while the flood was fanned out drains first (reported above as
     // the fan-out's figure); the flood's figure is the steady state that follows.
     phase = 'flood-settling'
@@ -104,6 +106,7 @@ export async function fairnessScenario({ env, progress }: ScenarioContext): Prom
     const ratio = p99Flood / p99Alone
     return {
       metrics: {
+        concurrency,
         flood_endpoints: cfg.fairFloodEndpoints,
         flood_deliveries: cfg.fairFloodEvents * cfg.fairFloodEndpoints,
         flood_still_due_at_end: floodDue,

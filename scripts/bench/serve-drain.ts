@@ -14,9 +14,9 @@ import path from 'node:path'
 import { sql } from 'kysely'
 import { encodeMasterKey } from '@hookledger/core'
 import { createEndpoints, eventId, publish, waitCompleted } from './fixtures.js'
-import { isCompletion } from './drain-diagnostics.js'
+import { isCompletion, resetStatements, topStatements } from './drain-diagnostics.js'
 import { freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
-import { OWNER, QUICK, ROOT, cfg } from './settings.js'
+import { OWNER, PROFILE, QUICK, RESULTS_DIR, ROOT, STATS, cfg } from './settings.js'
 import { shared } from './shared.js'
 import { round } from './util.js'
 
@@ -30,8 +30,12 @@ export async function serveDrainScenario({ env, progress }: ScenarioContext): Pr
     for (let i = 0; i < cfg.drainEvents; i++) await publish(db, OWNER, eventId())
     const total = cfg.endpoints * cfg.drainEvents
     await env.receiver.reset()
+    // --stats: the service's statements, as the in-process drain reports its own.
+    if (STATS) await resetStatements(bdb.admin)
     progress.phase(`serve --role worker draining ${total.toLocaleString('en')} deliveries`, async () => `${(await env.receiver.call('count'))['count']} of ${total} arrived`)
-    const child = spawn(path.join(ROOT, 'node_modules/.bin/hookledger'), ['serve', '--role', 'worker'], {
+    // --profile: the service's own CPU profile (written as it exits) beside the in-process drain's.
+    const profiling = PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${RESULTS_DIR}`, '--cpu-prof-name=serve-drain.cpuprofile'] : []
+    const child = spawn(process.execPath, [...profiling, path.join(ROOT, 'node_modules/.bin/hookledger'), 'serve', '--role', 'worker'], {
       env: {
         ...process.env,
         DATABASE_URL: bdb.url,
@@ -55,6 +59,7 @@ export async function serveDrainScenario({ env, progress }: ScenarioContext): Pr
       await env.receiver.waitFor(total, QUICK ? 60_000 : 600_000)
       // As the cluster's owner: the process set its roles' passwords when it started.
       await waitCompleted(bdb.admin, total, 30_000)
+      if (STATS) await topStatements(bdb.admin)
       const span = (
         await sql<{ first: Date; last: Date }>`
           select min(occurred_at) filter (where kind = 'fanout.decided') as first, max(occurred_at) filter (where ${isCompletion()}) as last

@@ -14,7 +14,7 @@ export const ONLY =
     .split(',') ?? null
 /** Diagnostics: load pg_stat_statements and print the drain's top statements. */
 export const STATS = argv.includes('--stats')
-/** Diagnostics: CPU-profile this process during the drain into bench-results/drain.cpuprofile. */
+/** Diagnostics: CPU-profile this process during the drain into bench-results/drain.cpuprofile, and `serve-drain`'s service into serve-drain.cpuprofile. */
 export const PROFILE = argv.includes('--profile')
 /** Diagnostics: auto_explain statements slower than this many ms into bench-results/explain.log. */
 export const EXPLAIN_MS = argv.find((a) => a.startsWith('--explain='))?.slice('--explain='.length) ?? null

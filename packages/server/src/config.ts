@@ -1,9 +1,11 @@
+import { availableParallelism } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { z } from 'zod'
 import { readFileSync } from 'node:fs'
 import {
   AttemptTimeoutsError,
+  concurrencyDefault,
   createEventCatalog,
   deriveAttemptTimeouts,
   DELIVERY_RETENTION_DEFAULT_DAYS,
@@ -159,7 +161,8 @@ export const configSchema = z.object({
   // and the quorum /log/checkpoint and receipts must carry.
   HOOKLEDGER_WITNESS_POLICY: checked(loadWitnessPolicyFile),
   HOOKLEDGER_ROTATION_GRACE_HOURS: intIn(0, 24 * 30, 24),
-  HOOKLEDGER_CONCURRENCY: intIn(1, 4096, 64),
+  // Sized from the cores (core concurrencyDefault): 128 on a 2-core machine.
+  HOOKLEDGER_CONCURRENCY: intIn(1, 4096, concurrencyDefault(availableParallelism())),
   HOOKLEDGER_RETENTION_DAYS: intIn(1, 3650, 30),
   HOOKLEDGER_DELIVERY_RETENTION_DAYS: intIn(1, 3650, DELIVERY_RETENTION_DEFAULT_DAYS),
   HOOKLEDGER_JOB_TIMEOUT_SECONDS: intIn(1, 600, 15),
