@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HOT_TABLES, hotTablesVacuum } from '@hookledger/store'
-import { engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { engineHarness, eventually, type EngineHarness } from '@hookledger/testkit'
 
 /**
  * The few rows every claim and settle rewrites are vacuumed by the service's maintenance between
@@ -28,13 +28,11 @@ describe('the hot tables, vacuumed by the service', () => {
 
   it('vacuums a hot table holding more dead versions than live rows, and then leaves it be', async () => {
     // The writers' counts reach the statistics views when their backends flush (about a second).
-    let vacuumed: string[] = []
-    for (let i = 0; i < 100 && !vacuumed.includes('endpoint_queue'); i++) {
+    const vacuumed = await eventually('endpoint_queue vacuumed', async () => {
       const r = await hotTablesVacuum(h.db, 1)
       expect(r.unpermitted).toBe(false)
-      vacuumed = vacuumed.concat(r.vacuumed)
-      if (!vacuumed.includes('endpoint_queue')) await new Promise((r) => setTimeout(r, 50))
-    }
+      return r.vacuumed.includes('endpoint_queue') && r.vacuumed
+    }, { timeoutMs: 5_000 })
     expect(vacuumed).toContain('endpoint_queue')
     const dead = await sql<{ n: string }>`select n_dead_tup::text as n from pg_stat_user_tables where relname = 'endpoint_queue' and schemaname = current_schema()`.execute(h.db)
     expect(Number(dead.rows[0]!.n)).toBe(0)

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { statisticsRefresh } from '@hookledger/store'
-import { engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { engineHarness, eventually, type EngineHarness } from '@hookledger/testkit'
 
 /**
  * After a burst the planner's statistics are brought up to date by the service itself (migration
@@ -26,11 +26,10 @@ describe('statistics after a burst', () => {
 
   it('the service role analyzes the tables a burst changed by more than a fifth, and then none until they change again', async () => {
     // The writers' counts reach the statistics views when their backends flush (about a second).
-    let refreshed: string[] = []
-    for (let i = 0; i < 100 && !refreshed.includes('delivery_origins'); i++) {
-      refreshed = refreshed.concat(await statisticsRefresh(h.db, 1))
-      if (!refreshed.includes('delivery_origins')) await new Promise((r) => setTimeout(r, 50))
-    }
+    const refreshed = await eventually('delivery_origins analyzed', async () => {
+      const tables = await statisticsRefresh(h.db, 1)
+      return tables.includes('delivery_origins') && tables
+    }, { timeoutMs: 5_000 })
     expect(refreshed).toContain('delivery_origins')
     expect((await analyzedAt())['delivery_origins']).not.toBeNull()
     // Just analyzed: nothing changed since, so nothing to do.
