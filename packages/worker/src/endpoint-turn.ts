@@ -1,4 +1,4 @@
-import { pipelinedSendAllowed, rateAllows, type Clock } from '@hookledger/core'
+import { pipelinedSendAllowed, rateAllows, settleWaitMs, type Clock } from '@hookledger/core'
 import type { ClaimedDelivery, Settlement } from '@hookledger/store'
 import type { SettleBatcher } from './settle-batcher.js'
 
@@ -33,7 +33,9 @@ export async function endpointTurn(first: ClaimedDelivery, deps: EndpointTurnDep
     const settlement = await posting
     const goOn = deps.running(answered)
     const ahead = goOn ? sendAhead(current, settlement, deps) : null
-    const next = await deps.settler.add(settlement, { chain: goOn, following: current.following, started: ahead !== null })
+    // With the next request already out, the settle may wait for company (core settleWaitMs).
+    const waitMs = settleWaitMs({ sentAhead: ahead !== null, answeredInMs: settlement.result?.durationMs })
+    const next = await deps.settler.add(settlement, { chain: goOn, following: current.following, started: ahead !== null, waitMs })
     if (ahead && next?.delivery.id === ahead.claim.delivery.id) {
       current = next
       posting = ahead.posting.then((s) => ({ ...s, delivery: next.delivery, endpoint: next.endpoint }))

@@ -5,14 +5,14 @@ import { silentObserver, type DispatcherObserver } from './dispatcher-observer.j
 
 /** Flush when this many settlements are waiting… */
 export const SETTLE_BATCH_MAX_DEFAULT = 64
-/** …or this long after the first one arrived. */
+/** …or when the first of them has waited as long as it may (`add`'s `waitMs`; by default this long). */
 export const SETTLE_FLUSH_DEFAULT_MS = 3
 /** Flushes in flight at once; further settlements wait (and so batch up) behind them. */
 export const SETTLE_PARALLEL_DEFAULT = 2
 /** At shutdown, a reachable but slow database gets this many times the deadline. */
 export const SHUTDOWN_SLOW_DATABASE_FACTOR = 5
 
-type Queued = { item: Settlement; chain: boolean; following?: FollowingDelivery; started?: boolean; done: (next: ClaimedDelivery | null) => void }
+type Queued = { item: Settlement; chain: boolean; following?: FollowingDelivery; started?: boolean; flushBy?: number; done: (next: ClaimedDelivery | null) => void }
 
 /**
  * Collects finished attempts and records them in batches: one transaction, one guarded
@@ -37,6 +37,8 @@ export class SettleBatcher {
   readonly #parallel: number
   #queue: Queued[] = []
   #timer: NodeJS.Timeout | null = null
+  /** When the timer fires (performance.now()): the earliest deadline of what is queued. */
+  #timerAt = Infinity
   #writes = new Set<Promise<void>>()
   /** Batches being written (or waiting to retry), so an abandon can name them. */
   #writing = new Set<Queued[]>()
@@ -88,18 +90,29 @@ export class SettleBatcher {
    * Queues a settlement; resolves once it is recorded (or dropped as stale, or given up). With
    * `chain`, the endpoint's next due delivery is claimed in the same write and resolved: the
    * `following` its claim read when there is one (`started`: the worker already sent it).
+   * `waitMs`: how long it may wait for others to share its transaction (core `settleWaitMs`;
+   * default the batcher's flush interval).
    */
-  add(item: Settlement, options: { chain?: boolean; following?: FollowingDelivery | undefined; started?: boolean } = {}): Promise<ClaimedDelivery | null> {
+  add(item: Settlement, options: { chain?: boolean; following?: FollowingDelivery | undefined; started?: boolean; waitMs?: number } = {}): Promise<ClaimedDelivery | null> {
     if (this.#abandoned) {
       this.#giveUp([{ item, chain: false, done: () => {} }], 'shutting down')
       return Promise.resolve(null)
     }
     return new Promise((done) => {
       const chain = (options.chain ?? false) && this.#claimNext !== null
-      this.#queue.push({ item, chain, ...(chain && options.following ? { following: options.following, started: options.started ?? false } : {}), done })
+      const flushBy = performance.now() + (options.waitMs ?? this.#flushMs)
+      this.#queue.push({ item, chain, ...(chain && options.following ? { following: options.following, started: options.started ?? false } : {}), flushBy, done })
       if (this.#queue.length >= this.#max) this.#kick()
-      else this.#timer ??= setTimeout(() => this.#kick(), this.#flushMs)
+      else this.#flushBy(flushBy)
     })
+  }
+
+  /** Makes sure a flush starts by `at` (an earlier deadline moves the timer forward). */
+  #flushBy(at: number): void {
+    if (this.#timer && this.#timerAt <= at) return
+    if (this.#timer) clearTimeout(this.#timer)
+    this.#timerAt = at
+    this.#timer = setTimeout(() => this.#kick(), Math.max(0, at - performance.now()))
   }
 
   /**
@@ -139,6 +152,7 @@ export class SettleBatcher {
     this.#abandoned = true
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = null
+    this.#timerAt = Infinity
     const queued = this.#queue.splice(0)
     if (queued.length > 0) this.#giveUp(queued, reason)
     for (const batch of [...this.#writing]) {
@@ -161,14 +175,26 @@ export class SettleBatcher {
   #kick(): void {
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = null
+    this.#timerAt = Infinity
     while (this.#writes.size < this.#parallel && this.#queue.length > 0) {
       const batch = this.#queue.splice(0, this.#max)
       const write: Promise<void> = this.#write(batch).finally(() => {
         this.#writes.delete(write)
-        if (this.#queue.length > 0) this.#kick()
+        this.#afterWrite()
       })
       this.#writes.add(write)
     }
+  }
+
+  /**
+   * A lane is free again: what waited behind the busy lanes (its time is up) goes now, what may
+   * still wait for company keeps its timer.
+   */
+  #afterWrite(): void {
+    if (this.#queue.length === 0) return
+    const due = Math.min(...this.#queue.map((q) => q.flushBy ?? -Infinity))
+    if (this.#queue.length >= this.#max || due <= performance.now()) this.#kick()
+    else this.#flushBy(due)
   }
 
   async #write(batch: Queued[]): Promise<void> {
