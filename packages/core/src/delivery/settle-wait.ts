@@ -11,9 +11,13 @@
  * settle only has to claim the delivery after that one before its answer comes, which takes
  * about as long as this one took. A quarter of that leaves the rest for the transaction.
  * When nothing went out ahead, the endpoint's next request waits on this settle: the minimum.
+ * Nor does an endpoint that answers within a few settles' time wait longer: its lease (and the
+ * next delivery that finds it busy) would wait with it, for little to share.
  */
 export const SETTLE_WAIT_MIN_MS = 3
 export const SETTLE_WAIT_MAX_MS = 50
+/** Answers faster than this settle with the minimum wait. */
+export const SETTLE_WAIT_SLOW_ANSWER_MS = 40
 /** The share of the answered request's duration an outcome sent ahead of may wait. */
 export const SETTLE_WAIT_SHARE_OF_ANSWER = 0.25
 
@@ -24,6 +28,6 @@ export function settleWaitMs(input: {
   readonly answeredInMs: number | undefined
 }): number {
   const { sentAhead, answeredInMs } = input
-  if (!sentAhead || answeredInMs === undefined || !Number.isFinite(answeredInMs)) return SETTLE_WAIT_MIN_MS
+  if (!sentAhead || answeredInMs === undefined || !Number.isFinite(answeredInMs) || answeredInMs < SETTLE_WAIT_SLOW_ANSWER_MS) return SETTLE_WAIT_MIN_MS
   return Math.min(SETTLE_WAIT_MAX_MS, Math.max(SETTLE_WAIT_MIN_MS, Math.floor(answeredInMs * SETTLE_WAIT_SHARE_OF_ANSWER)))
 }

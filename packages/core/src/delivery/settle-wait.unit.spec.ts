@@ -11,6 +11,9 @@ describe('settleWaitMs', () => {
     [true, 200, 50],
     [true, 100, 25],
     [true, 40, 10],
+    // An answer within a few settles' time: the minimum (its lease would wait with it).
+    [true, 39, SETTLE_WAIT_MIN_MS],
+    [true, 15, SETTLE_WAIT_MIN_MS],
     [true, 5, SETTLE_WAIT_MIN_MS],
     [true, 0, SETTLE_WAIT_MIN_MS],
     [true, 15_000, SETTLE_WAIT_MAX_MS],
