@@ -6,7 +6,8 @@ import { histogramBins } from './charts/svg-charts.js'
 import { createEndpoints, eventId, newDispatcher, newTransport, publish, replayClean, waitCompleted } from './fixtures.js'
 import { deliverySteps } from './delivery-steps.js'
 import { benchDb, freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
-import { POOL_SIZE, QUICK, cfg, targets } from './settings.js'
+import { POOL_SIZE, QUICK, STATS, cfg, targets } from './settings.js'
+import { resetStatements, topStatements } from './drain-diagnostics.js'
 import { percentile, round, sleep, wall } from './util.js'
 
 export async function latencyScenario({ env, progress }: ScenarioContext): Promise<ScenarioOutput> {
@@ -56,6 +57,8 @@ export async function latencyScenario({ env, progress }: ScenarioContext): Promi
     const warm = await run('warm', QUICK ? 0.5 : 2, false)
     await env.receiver.waitFor(warm, 30_000)
     await env.receiver.reset(true)
+    // --stats: what the database spends the measured phase on.
+    if (STATS) await resetStatements(bdb.admin)
     const sendStarted = performance.now()
     progress.phase(`${cfg.latencyRate} events/s for ${cfg.latencySeconds} s`, async () => `${(await env.receiver.call('count'))['count']} arrived`)
     const total = await run('lat', cfg.latencySeconds, true)
@@ -64,6 +67,7 @@ export async function latencyScenario({ env, progress }: ScenarioContext): Promi
     await env.receiver.waitFor(total, 60_000)
     const { arrivals } = await env.receiver.dump()
     await waitCompleted(db, total + warm, 30_000)
+    if (STATS) await topStatements(bdb.admin)
     await dispatcher.stop()
     const seen = new Set<string>()
     let duplicates = 0

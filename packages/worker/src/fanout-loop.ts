@@ -12,7 +12,7 @@ export const FANOUT_PASS_BUDGET_MS = 250
  * Deliveries enqueued between two looks at the planner's statistics. A burst into tables planned
  * when they were small keeps those plans until the tables are analyzed (migration 0012).
  */
-export const STATISTICS_REFRESH_AFTER = 10_000
+export const STATISTICS_REFRESH_AFTER = 1_000
 
 /** What a fan-out pass needs. */
 export interface FanoutPassDeps {
