@@ -3,21 +3,14 @@
  * transaction, and the earliest deadline of what is queued decides when the batch goes.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { DeliveryOutcome, silentLogger } from '@hookledger/core'
-import { deliveryClaim, type ClaimedDelivery, type Settlement } from '@hookledger/store'
-import { engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { silentLogger } from '@hookledger/core'
+import { deliveryClaim, type ClaimedDelivery } from '@hookledger/store'
+import { completedSettlement, engineHarness, type EngineHarness } from '@hookledger/testkit'
 import { SettleBatcher } from './settle-batcher.js'
 import { silentObserver } from './dispatcher-observer.js'
 
 let h: EngineHarness
 afterEach(async () => h?.close())
-
-const completed = (c: ClaimedDelivery, at: Date): Settlement => ({
-  delivery: c.delivery,
-  endpoint: c.endpoint,
-  actor: 'worker:w',
-  outcome: DeliveryOutcome.completed({ started_at: at, duration_ms: 5, status_code: 200, error: null, signed_with: [] }),
-})
 
 /** Two endpoints, one delivery each, claimed; and a batcher that records its batches' sizes. */
 async function twoClaims(): Promise<{ claims: ClaimedDelivery[]; batcher: SettleBatcher; batches: number[] }> {
@@ -36,10 +29,10 @@ async function twoClaims(): Promise<{ claims: ClaimedDelivery[]; batcher: Settle
 describe('the settle buffer', () => {
   it('an outcome that may wait is written with the next one that may not, in one transaction', async () => {
     const { claims, batcher, batches } = await twoClaims()
-    const first = batcher.add(completed(claims[0]!, h.clock.now()), { waitMs: 60_000 })
+    const first = batcher.add(completedSettlement(claims[0]!, h.clock.now()), { waitMs: 60_000 })
     // Well past the default window: had the first gone by it, it would have gone alone.
     await new Promise((r) => setTimeout(r, 50))
-    const second = batcher.add(completed(claims[1]!, h.clock.now()))
+    const second = batcher.add(completedSettlement(claims[1]!, h.clock.now()))
     await Promise.all([first, second])
     expect(batches).toEqual([2])
     const states = await h.db.selectFrom('deliveries').select('state').execute()
@@ -49,14 +42,14 @@ describe('the settle buffer', () => {
 
   it('by default an outcome goes after the flush interval, without company', async () => {
     const { claims, batcher, batches } = await twoClaims()
-    await batcher.add(completed(claims[0]!, h.clock.now()))
-    await batcher.add(completed(claims[1]!, h.clock.now()))
+    await batcher.add(completedSettlement(claims[0]!, h.clock.now()))
+    await batcher.add(completedSettlement(claims[1]!, h.clock.now()))
     expect(batches).toEqual([1, 1])
   })
 
   it('a flush at shutdown writes what may still wait', async () => {
     const { claims, batcher, batches } = await twoClaims()
-    const waiting = claims.map((c) => batcher.add(completed(c, h.clock.now()), { waitMs: 60_000 }))
+    const waiting = claims.map((c) => batcher.add(completedSettlement(c, h.clock.now()), { waitMs: 60_000 }))
     await batcher.flush()
     await Promise.all(waiting)
     expect(batches).toEqual([2])

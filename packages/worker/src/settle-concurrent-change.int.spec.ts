@@ -6,19 +6,12 @@
  * this one expired stays with it.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { DeliveryOutcome, JOB_TIMEOUT_MS } from '@hookledger/core'
-import { deliveryClaim, deliveryRescue, deliverySettleBatch, endpointUpdate, type ClaimedDelivery, type Settlement } from '@hookledger/store'
-import { engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { JOB_TIMEOUT_MS } from '@hookledger/core'
+import { deliveryClaim, deliveryRescue, deliverySettleBatch, endpointUpdate, type ClaimedDelivery } from '@hookledger/store'
+import { completedSettlement, engineHarness, type EngineHarness } from '@hookledger/testkit'
 
 let h: EngineHarness
 afterEach(async () => h?.close())
-
-const completed = (c: ClaimedDelivery, at: Date): Settlement => ({
-  delivery: c.delivery,
-  endpoint: c.endpoint,
-  actor: 'worker:w',
-  outcome: DeliveryOutcome.completed({ started_at: at, duration_ms: 5, status_code: 200, error: null, signed_with: [] }),
-})
 
 async function claimOne(h: EngineHarness, events: string[]): Promise<ClaimedDelivery> {
   for (const id of events) await h.publish({ id })
@@ -36,14 +29,14 @@ describe('settle, with the rows changed since the claim or not', () => {
     const { endpoint } = await h.createEndpoint()
     const c = await claimOne(h, ['evt_a', 'evt_b'])
     h.clock.advance(1_000)
-    const r = await deliverySettleBatch(h.db, [completed(c, h.clock.now())], h.clock.now(), next)
+    const r = await deliverySettleBatch(h.db, [completedSettlement(c, h.clock.now())], h.clock.now(), next)
     expect([...r.recorded]).toEqual([c.delivery.id])
     const other = c.delivery.event_id === 'evt_a' ? 'evt_b' : 'evt_a'
     expect(r.claimed.map((x) => x.delivery.event_id)).toEqual([other])
     // The next claim carries the endpoint as this write left it.
     expect(r.claimed[0]!.endpoint).toEqual(await h.endpointOf(endpoint.id))
     h.clock.advance(1_000)
-    const r2 = await deliverySettleBatch(h.db, [completed(r.claimed[0]!, h.clock.now())], h.clock.now(), next)
+    const r2 = await deliverySettleBatch(h.db, [completedSettlement(r.claimed[0]!, h.clock.now())], h.clock.now(), next)
     expect(r2.recorded.size).toBe(1)
     expect(await h.deliveryOf(other)).toMatchObject({ state: 'completed' })
     expect((await h.replay()).differences).toEqual([])
@@ -56,7 +49,7 @@ describe('settle, with the rows changed since the claim or not', () => {
     expect(c.following).toBeDefined()
     h.clock.advance(1_000)
     const following = new Map([[c.delivery.endpoint_id, c.following!]])
-    const r = await deliverySettleBatch(h.db, [completed(c, h.clock.now())], h.clock.now(), { ...next, following })
+    const r = await deliverySettleBatch(h.db, [completedSettlement(c, h.clock.now())], h.clock.now(), { ...next, following })
     expect(r.claimed.map((x) => x.delivery.id)).toEqual([c.following!.delivery.id])
     const third = ['evt_a', 'evt_b', 'evt_c'].find((e) => e !== c.delivery.event_id && e !== c.following!.delivery.event_id)
     expect(r.claimed[0]!.following?.delivery.event_id).toBe(third)
@@ -64,7 +57,7 @@ describe('settle, with the rows changed since the claim or not', () => {
     // The row the claim read moved meanwhile: the statement is refused, and the locking way claims the earliest due.
     h.clock.advance(1_000)
     const stale = new Map([[c.delivery.endpoint_id, { ...r.claimed[0]!.following!, delivery: { ...r.claimed[0]!.following!.delivery, updated_at: new Date(0) } }]])
-    const r2 = await deliverySettleBatch(h.db, [completed(r.claimed[0]!, h.clock.now())], h.clock.now(), { ...next, following: stale })
+    const r2 = await deliverySettleBatch(h.db, [completedSettlement(r.claimed[0]!, h.clock.now())], h.clock.now(), { ...next, following: stale })
     expect(r2.claimed.map((x) => x.delivery.event_id)).toEqual([third])
     expect((await h.replay()).differences).toEqual([])
   })
@@ -78,7 +71,7 @@ describe('settle, with the rows changed since the claim or not', () => {
       endpointUpdate(trx, { owner_id: h.owner, now: h.clock.now(), actor: 'owner:test' }, endpoint.id, { description: 'edited in flight', enabled: false }),
     )
     h.clock.advance(1_000)
-    const r = await deliverySettleBatch(h.db, [completed(c, h.clock.now())], h.clock.now(), next)
+    const r = await deliverySettleBatch(h.db, [completedSettlement(c, h.clock.now())], h.clock.now(), next)
     expect([...r.recorded]).toEqual([c.delivery.id])
     // Decided on the endpoint as it is now: disabled, so its lease is not passed on.
     expect(r.claimed).toEqual([])
@@ -93,7 +86,7 @@ describe('settle, with the rows changed since the claim or not', () => {
     const c = await claimOne(h, ['evt_a'])
     h.clock.advance(JOB_TIMEOUT_MS + 1_000)
     expect(await deliveryRescue(h.db, { now: h.clock.now() })).toBe(1)
-    const r = await deliverySettleBatch(h.db, [completed(c, h.clock.now())], h.clock.now(), next)
+    const r = await deliverySettleBatch(h.db, [completedSettlement(c, h.clock.now())], h.clock.now(), next)
     expect(r.recorded.size).toBe(0)
     expect(r.entries.map((e) => e.kind)).toEqual(['delivery.settle_dropped'])
     expect(await h.deliveryOf('evt_a')).toMatchObject({ state: 'retryable' })
@@ -114,7 +107,7 @@ describe('settle, with the rows changed since the claim or not', () => {
     expect(b.delivery.id).not.toBe(a.delivery.id)
     // The endpoint's version did not move with the lease: only the lease check tells.
     expect(b.endpoint.updated_at).toEqual(a.endpoint.updated_at)
-    const r = await deliverySettleBatch(h.db, [completed(a, h.clock.now())], h.clock.now(), next)
+    const r = await deliverySettleBatch(h.db, [completedSettlement(a, h.clock.now())], h.clock.now(), next)
     expect([...r.recorded]).toEqual([a.delivery.id])
     expect(r.claimed).toEqual([])
     expect(await h.endpointOf(endpoint.id)).toMatchObject({ busy_delivery_id: b.delivery.id, busy_until: b.endpoint.busy_until })
@@ -125,7 +118,7 @@ describe('settle, with the rows changed since the claim or not', () => {
     h = await engineHarness()
     await h.createEndpoint()
     const c = await claimOne(h, ['evt_a'])
-    const { endpoint: _, ...bare } = completed(c, h.clock.now())
+    const { endpoint: _, ...bare } = completedSettlement(c, h.clock.now())
     const r = await deliverySettleBatch(h.db, [bare], h.clock.now(), next)
     expect([...r.recorded]).toEqual([c.delivery.id])
     expect(await h.deliveryOf('evt_a')).toMatchObject({ state: 'completed' })
