@@ -63,6 +63,26 @@ describe('an endpoint with ordering: strict', () => {
     expect((await h.replay()).differences).toEqual([])
   })
 
+  it('a line made strict with deliveries waiting is claimed in its strict order, beside an endpoint that is not strict', async () => {
+    const h = (harness = await engineHarness({ start: new Date(T0).toISOString() }))
+    // The claim reads an endpoint's ordering with its candidates and leaves the strict line out of
+    // its heads statement when none is strict: both kinds in one claim, and one switched late.
+    const { endpoint: plain } = await h.createEndpoint({ url: h.receiver.url('/plain') })
+    const { endpoint } = await h.createEndpoint({ url: h.receiver.url('/strict') })
+    await h.publish({ id: 'evt_3', occurred_at: occurred(3) })
+    await h.publish({ id: 'evt_2', occurred_at: occurred(2) })
+    await h.publish({ id: 'evt_1', occurred_at: occurred(1) })
+    await h.dispatcher.fanoutOnce()
+    await h.db.transaction().execute((trx) => endpointUpdate(trx, { owner_id: h.owner, now: h.clock.now(), actor: 'owner:test' }, endpoint.id, { ordering: 'strict' }))
+    for (let i = 0; i < 3; i++) await h.step()
+    const to = (path: string) => h.receiver.requests.filter((r) => r.path === path).map((r) => r.headers['webhook-id'])
+    expect(to('/strict')).toEqual(['evt_1', 'evt_2', 'evt_3'])
+    expect([...to('/plain')].sort()).toEqual(['evt_1', 'evt_2', 'evt_3'])
+    expect(plain.ordering).toBe('none')
+    await noDrift(h)
+    expect((await h.replay()).differences).toEqual([])
+  })
+
   it('a redelivered earlier delivery goes before the later ones still waiting', async () => {
     const h = (harness = await engineHarness({ start: new Date(T0).toISOString() }))
     await strictEndpoint(h)

@@ -64,18 +64,21 @@ export const CLAIM_OWNERS_CAP = 1_000
 
 /**
  * The claim's candidates: each ready owner's earliest ready endpoints, at most `perOwner` (and
- * at most its room), with the owners' weights. Read without locks: the claim locks what it picks.
+ * at most its room), with the owners' weights, and which of them keep a strict line (`strict`:
+ * the claim leaves the strict line out of its heads statement when none does). Read without
+ * locks: the claim locks what it picks.
  */
 export async function fairClaimCandidates(
   trx: Trx,
   now: Date,
   perOwner: number,
-): Promise<{ candidates: FairCandidate[]; owners: ReadyOwner[] }> {
-  const { rows } = await sql<ReadyOwner & { endpoint_id: string | null; ready_at: Date | null }>`
+): Promise<{ candidates: FairCandidate[]; owners: ReadyOwner[]; strict: ReadonlySet<string> }> {
+  const { rows } = await sql<ReadyOwner & { endpoint_id: string | null; ready_at: Date | null; strict: boolean | null }>`
     with ready as materialized (
       select r.*, sum(r.weight) over () as total_weight from (${readyOwners(now, CLAIM_OWNERS_CAP)}) r
     )
-    select r.owner_id, r.weight, r.room, r.ready, c.endpoint_id, c.ready_at
+    select r.owner_id, r.weight, r.room, r.ready, c.endpoint_id, c.ready_at,
+      (select e.ordering = 'strict' from endpoints e where e.id = c.endpoint_id) as strict
     from ready r
     left join lateral (
       select q.endpoint_id, q.ready_at from endpoint_queue q
@@ -88,11 +91,13 @@ export async function fairClaimCandidates(
   `.execute(trx)
   const owners = new Map<string, ReadyOwner>()
   const candidates: FairCandidate[] = []
+  const strict = new Set<string>()
   for (const r of rows) {
     owners.set(r.owner_id, { owner_id: r.owner_id, weight: r.weight, room: r.room, ready: r.ready })
     if (r.endpoint_id !== null) candidates.push({ endpoint_id: r.endpoint_id, owner_id: r.owner_id, ready_at: r.ready_at! })
+    if (r.endpoint_id !== null && r.strict) strict.add(r.endpoint_id)
   }
-  return { candidates, owners: [...owners.values()] }
+  return { candidates, owners: [...owners.values()], strict }
 }
 
 /** What the dispatcher needs to know while every slot is taken. */
