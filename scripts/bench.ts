@@ -40,10 +40,12 @@
  * finishes and a table at the end; writes everything to bench-results/latest.json. Progress
  * goes to stderr.
  *
- * Diagnostics: `--stats` (pg_stat_statements top statements of the drain), `--explain=<ms>`
+ * Diagnostics: `--stats` (pg_stat_statements top statements of the drain, `serve-drain`,
+ * `fanout-wide`, `latency`'s measured phase and `fairness`'s flood), `--explain=<ms>`
  * (auto_explain of slower statements into bench-results/explain.log), `--profile` (CPU profile
- * of this process during the drain into bench-results/drain.cpuprofile, and of `serve-drain`'s
- * service into serve-drain.cpuprofile), `--replay-phases`.
+ * of this process during the drain into bench-results/drain.cpuprofile, during `latency` and
+ * `fairness`'s flood into latency.cpuprofile and fairness-flood.cpuprofile, and of
+ * `serve-drain`'s service into serve-drain.cpuprofile), `--replay-phases`.
  */
 import { ceilingScenario } from './bench/ceiling.js'
 import { claimScenario } from './bench/claim-backlog.js'

@@ -6,8 +6,9 @@ import { histogramBins } from './charts/svg-charts.js'
 import { createEndpoints, eventId, newDispatcher, newTransport, publish, replayClean, waitCompleted } from './fixtures.js'
 import { deliverySteps } from './delivery-steps.js'
 import { benchDb, freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
-import { POOL_SIZE, QUICK, STATS, cfg, targets } from './settings.js'
-import { resetStatements, topStatements } from './drain-diagnostics.js'
+import path from 'node:path'
+import { POOL_SIZE, PROFILE, QUICK, RESULTS_DIR, STATS, cfg, targets } from './settings.js'
+import { resetStatements, startProfile, topStatements } from './drain-diagnostics.js'
 import { percentile, round, sleep, wall } from './util.js'
 
 export async function latencyScenario({ env, progress }: ScenarioContext): Promise<ScenarioOutput> {
@@ -59,12 +60,15 @@ export async function latencyScenario({ env, progress }: ScenarioContext): Promi
     await env.receiver.reset(true)
     // --stats: what the database spends the measured phase on.
     if (STATS) await resetStatements(bdb.admin)
+    // --profile: this process's CPU profile of the measured phase (the dispatcher and the publisher run here).
+    const profile = PROFILE ? await startProfile() : null
     const sendStarted = performance.now()
     progress.phase(`${cfg.latencyRate} events/s for ${cfg.latencySeconds} s`, async () => `${(await env.receiver.call('count'))['count']} arrived`)
     const total = await run('lat', cfg.latencySeconds, true)
     const sendSeconds = (performance.now() - sendStarted) / 1000
     if (publishErrors.length > 0) throw publishErrors[0]
     await env.receiver.waitFor(total, 60_000)
+    await profile?.stop(path.join(RESULTS_DIR, 'latency.cpuprofile'))
     const { arrivals } = await env.receiver.dump()
     await waitCompleted(db, total + warm, 30_000)
     if (STATS) await topStatements(bdb.admin)
