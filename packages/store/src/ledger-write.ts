@@ -150,11 +150,15 @@ export async function ledgerWrite(trx: Db, write: LedgerWrite): Promise<WriteRes
   }
   const owner = write.owner ?? writeOwner(write.entries, [...endpoints.created, ...endpoints.changed, ...deliveries.created, ...deliveries.changed])
   const call = sql`hookledger_write(${owner}, ${JSON.stringify(payload)}::jsonb)`
+  // How the function's statements are planned for this call (writePlanMode), set for this
+  // statement's transaction in the same round trip, before the call.
+  const rows = endpoints.created.length + endpoints.changed.length + deliveries.created.length + deliveries.changed.length
+  const planMode = sql`(select set_config('plan_cache_mode', ${writePlanMode(rows + write.entries.length)}, true)) plan_mode`
   const leases = write.leasesHeld
   const head = leases === undefined
-    ? sql`select ${call} as result`
+    ? sql`select ${call} as result from ${planMode}`
     : sql`
-        select ${call} as result from (
+        select ${call} as result from ${planMode}, (
           select count(*) as held from (
             select 1 from endpoints e
             join jsonb_to_recordset(${JSON.stringify(leases)}::jsonb) as l(id uuid, busy_delivery_id uuid, busy_until timestamptz) on l.id = e.id
@@ -180,6 +184,24 @@ export async function ledgerWrite(trx: Db, write: LedgerWrite): Promise<WriteRes
     removed: { endpoints: new Set(endpoints.removed), deliveries: new Set(deliveries.removed) },
     alongside: write.alongside === undefined ? [] : result.rows.filter((r) => r['id'] != null).map(({ result: _result, ...row }) => row),
   }
+}
+
+/** Writes of at most this many rows and entries plan the function's statements generically. */
+export const GENERIC_PLAN_MAX_ITEMS = 256
+
+/**
+ * How hookledger_write's statements are planned for a write of `items` rows and entries.
+ * PL/pgSQL caches a plan per statement but keeps making one per call with the call's values
+ * while that looks cheaper, and for the function's array-of-rows statements it always did: with
+ * the few rows a claim or a settle carries, planning was half of the call (the endpoint queue's
+ * upsert 0.77 ms to plan, 0.14 ms to run; a write 3.1–3.2 ms, 1.7–1.8 ms planned once:
+ * `npm run bench -- --only=latency --stats`). Each of them reaches rows by key, so a small
+ * write's generic plan is the plan. A large one (a fan-out of 10,000 deliveries) is different:
+ * its generic plan inserted the delivery states in 362 ms against 40 ms planned for its size
+ * (`--only=fanout-wide --stats`), so it keeps PostgreSQL's choice.
+ */
+export function writePlanMode(items: number): 'force_generic_plan' | 'auto' {
+  return items <= GENERIC_PLAN_MAX_ITEMS ? 'force_generic_plan' : 'auto'
 }
 
 /** The owner a write's rows and entries share, or `*` when they span owners. */

@@ -45,7 +45,7 @@ const CROSS_OWNER: readonly { readonly name: string; readonly matches: RegExp; r
   },
   {
     name: 'write of a batch spanning owners',
-    matches: /^select hookledger_write\(\$1, \$2::jsonb\) as result$/,
+    matches: /^select hookledger_write\(\$1, \$2::jsonb\) as result from \(select set_config\('plan_cache_mode', \$3, true\)\) plan_mode$/,
     when: onlyDeliveryWork,
     perShard: "hookledger_write('*') split per shard (the batch grouped by owner's shard), each call routed by its owner",
   },
@@ -76,7 +76,7 @@ const CROSS_OWNER: readonly { readonly name: string; readonly matches: RegExp; r
   },
   {
     name: 'one-call settle',
-    matches: /hookledger_write\(\$1, \$2::jsonb\) as result from \( select count\(\*\) as held/,
+    matches: /hookledger_write\(\$1, \$2::jsonb\) as result from \(select set_config\('plan_cache_mode', \$3, true\)\) plan_mode, \( select count\(\*\) as held/,
     when: onlyDeliveryWork,
     perShard: 'settles batched per shard (the batcher groups by endpoint; by shard is one more key)',
   },

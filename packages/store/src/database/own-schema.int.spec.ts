@@ -55,8 +55,6 @@ describe('hookledger lives in a schema of its own', () => {
     expect(pinned.length).toBeGreaterThan(10)
     // pg_temp last: a caller's temporary table can never stand in for one of ours (the baseline's last step).
     for (const f of pinned) expect(f.config, f.proname).toContain('search_path=hookledger, pg_temp')
-    // The write function plans its statements once per connection (migration 0013).
-    expect(functions.rows.find((f) => f.proname === 'hookledger_write')?.config).toContain('plan_cache_mode=force_generic_plan')
     // The helpers run only inside those, under their path: nobody else may call them.
     const helpers = functions.rows.filter((f) => !f.definer && !f.trigger)
     expect(helpers.map((f) => f.proname)).toEqual(expect.arrayContaining(['hookledger_entries_problem', 'hookledger_security_apply']))

@@ -4,7 +4,7 @@ import type { Db } from './database.js'
 /**
  * Changes since a table's last analyze below which it is never analyzed here (autovacuum's).
  * Small enough that a new installation's first plans, made on empty tables, go after its first
- * thousand deliveries (the write function keeps its plans until an analyze: migration 0013);
+ * thousand deliveries (a small write keeps the write function's plans until an analyze: ledger-write.ts `writePlanMode`);
  * with the fifth-of-the-rows rule a table growing to a million rows is analyzed ~35 times here.
  */
 export const STATISTICS_REFRESH_MIN_CHANGES = 1_000
