@@ -3,8 +3,10 @@
  * drain's top statements (`--stats`, pg_stat_statements) and a CPU profile (`--profile`).
  */
 import { writeFileSync } from 'node:fs'
+import path from 'node:path'
 import { sql } from 'kysely'
 import type { Db } from '@hookledger/store'
+import { PROFILE, RESULTS_DIR, STATS } from './settings.js'
 import { log, round } from './util.js'
 
 /**
@@ -99,6 +101,21 @@ export async function startProfile(): Promise<{ stop(file: string): Promise<void
       const { profile } = await session.post('Profiler.stop')
       writeFileSync(file, JSON.stringify(profile))
       session.disconnect()
+    },
+  }
+}
+
+/**
+ * `--stats` and `--profile` around one phase of a scenario: from here to `stop()`, the database's
+ * top statements (logged) and this process's CPU profile (bench-results/<profileName>.cpuprofile).
+ */
+export async function phaseDiagnostics(admin: Db, profileName: string): Promise<{ stop(): Promise<void> }> {
+  if (STATS) await resetStatements(admin)
+  const profile = PROFILE ? await startProfile() : null
+  return {
+    async stop() {
+      await profile?.stop(path.join(RESULTS_DIR, `${profileName}.cpuprofile`))
+      if (STATS) await topStatements(admin)
     },
   }
 }

@@ -6,15 +6,14 @@
  * owner publishes throughout; the figure is its p99 once the flood is fanned out ÷ alone
  * (target ≤ 1.5). Its latency while the flood is being fanned out is reported beside it.
  */
-import path from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { sql } from 'kysely'
 import { loadConfig } from '@hookledger/server'
 import { createEndpoints, eventId, newDispatcher, newTransport, publish, replayClean } from './fixtures.js'
 import { deliverySteps } from './delivery-steps.js'
-import { resetStatements, startProfile, topStatements } from './drain-diagnostics.js'
+import { phaseDiagnostics } from './drain-diagnostics.js'
 import { benchDb, freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
-import { POOL_SIZE, PROFILE, RESULTS_DIR, STATS, cfg, targets } from './settings.js'
+import { POOL_SIZE, cfg, targets } from './settings.js'
 import { percentile, round, sleep, until, wall } from './util.js'
 
 export async function fairnessScenario({ env, progress }: ScenarioContext): Promise<ScenarioOutput> {
@@ -88,21 +87,18 @@ export async function fairnessScenario({ env, progress }: ScenarioContext): Prom
       Number((await sql<{ n: string }>`select count(*) as n from deliveries where owner_id = 'quiet' and state <> 'completed'`.execute(db)).rows[0]!.n) < 10 ? true : null, 200)
     progress.phase('quiet owner during the flood')
     phase = 'flood'
-    // --stats: what the database spends the flood's steady state on.
-    if (STATS) await resetStatements(bdb.admin)
-    // The process's own share of the wait: its event loop (the dispatcher runs in this process).
+    // --stats, --profile: what the database and this process (the dispatcher runs here) spend the flood's steady state on.
+    const diagnostics = await phaseDiagnostics(bdb.admin, 'fairness-flood')
+    // The process's own share of the wait: its event loop.
     const loopDelay = monitorEventLoopDelay({ resolution: 1 })
     loopDelay.enable()
-    // --profile: this process's CPU profile of the flood's steady state (the dispatcher runs here).
-    const profile = PROFILE ? await startProfile() : null
     // What the flood gets meanwhile (a share that protects the quiet owner is paid for here).
     const floodDone = async () => Number((await sql<{ n: string }>`select count(*) as n from deliveries where owner_id = 'flood' and state = 'completed'`.execute(db)).rows[0]!.n)
     const floodBefore = { n: await floodDone(), at: performance.now() }
     await sleep(cfg.fairSeconds * 1000)
     const floodPerSec = ((await floodDone()) - floodBefore.n) / ((performance.now() - floodBefore.at) / 1000)
     loopDelay.disable()
-    await profile?.stop(path.join(RESULTS_DIR, 'fairness-flood.cpuprofile'))
-    if (STATS) await topStatements(bdb.admin)
+    await diagnostics.stop()
     publishing = false
     await quietLoop
     await Promise.all(pending)

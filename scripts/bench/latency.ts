@@ -6,9 +6,8 @@ import { histogramBins } from './charts/svg-charts.js'
 import { createEndpoints, eventId, newDispatcher, newTransport, publish, replayClean, waitCompleted } from './fixtures.js'
 import { deliverySteps } from './delivery-steps.js'
 import { benchDb, freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
-import path from 'node:path'
-import { POOL_SIZE, PROFILE, QUICK, RESULTS_DIR, STATS, cfg, targets } from './settings.js'
-import { resetStatements, startProfile, topStatements } from './drain-diagnostics.js'
+import { POOL_SIZE, QUICK, cfg, targets } from './settings.js'
+import { phaseDiagnostics } from './drain-diagnostics.js'
 import { percentile, round, sleep, wall } from './util.js'
 
 export async function latencyScenario({ env, progress }: ScenarioContext): Promise<ScenarioOutput> {
@@ -58,20 +57,17 @@ export async function latencyScenario({ env, progress }: ScenarioContext): Promi
     const warm = await run('warm', QUICK ? 0.5 : 2, false)
     await env.receiver.waitFor(warm, 30_000)
     await env.receiver.reset(true)
-    // --stats: what the database spends the measured phase on.
-    if (STATS) await resetStatements(bdb.admin)
-    // --profile: this process's CPU profile of the measured phase (the dispatcher and the publisher run here).
-    const profile = PROFILE ? await startProfile() : null
+    // --stats, --profile: what the database and this process (the dispatcher and the publisher run here) spend the measured phase on.
+    const diagnostics = await phaseDiagnostics(bdb.admin, 'latency')
     const sendStarted = performance.now()
     progress.phase(`${cfg.latencyRate} events/s for ${cfg.latencySeconds} s`, async () => `${(await env.receiver.call('count'))['count']} arrived`)
     const total = await run('lat', cfg.latencySeconds, true)
     const sendSeconds = (performance.now() - sendStarted) / 1000
     if (publishErrors.length > 0) throw publishErrors[0]
     await env.receiver.waitFor(total, 60_000)
-    await profile?.stop(path.join(RESULTS_DIR, 'latency.cpuprofile'))
     const { arrivals } = await env.receiver.dump()
     await waitCompleted(db, total + warm, 30_000)
-    if (STATS) await topStatements(bdb.admin)
+    await diagnostics.stop()
     await dispatcher.stop()
     const seen = new Set<string>()
     let duplicates = 0

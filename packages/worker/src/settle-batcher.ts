@@ -12,7 +12,7 @@ export const SETTLE_PARALLEL_DEFAULT = 2
 /** At shutdown, a reachable but slow database gets this many times the deadline. */
 export const SHUTDOWN_SLOW_DATABASE_FACTOR = 5
 
-type Queued = { item: Settlement; chain: boolean; following?: FollowingDelivery; started?: boolean; flushBy?: number; done: (next: ClaimedDelivery | null) => void }
+type Queued = { item: Settlement; chain: boolean; following?: FollowingDelivery; started?: boolean; flushBy: number; done: (next: ClaimedDelivery | null) => void }
 
 /**
  * Collects finished attempts and records them in batches: one transaction, one guarded
@@ -95,7 +95,7 @@ export class SettleBatcher {
    */
   add(item: Settlement, options: { chain?: boolean; following?: FollowingDelivery | undefined; started?: boolean; waitMs?: number } = {}): Promise<ClaimedDelivery | null> {
     if (this.#abandoned) {
-      this.#giveUp([{ item, chain: false, done: () => {} }], 'shutting down')
+      this.#giveUp([{ item, chain: false, flushBy: 0, done: () => {} }], 'shutting down')
       return Promise.resolve(null)
     }
     return new Promise((done) => {
@@ -192,7 +192,7 @@ export class SettleBatcher {
    */
   #afterWrite(): void {
     if (this.#queue.length === 0) return
-    const due = Math.min(...this.#queue.map((q) => q.flushBy ?? -Infinity))
+    const due = Math.min(...this.#queue.map((q) => q.flushBy))
     if (this.#queue.length >= this.#max || due <= performance.now()) this.#kick()
     else this.#flushBy(due)
   }
