@@ -131,6 +131,11 @@ export const configSchema = z.object({
       return z.NEVER
     }
   }),
+  /**
+   * `off` for a connection pooler that cannot keep named statements (PgBouncer before 1.21 in
+   * transaction mode): the service then prepares nothing (store prepared-statements.ts).
+   */
+  HOOKLEDGER_DB_PREPARED_STATEMENTS: z.enum(['on', 'off']).default('on').transform((v) => v === 'on'),
   HOOKLEDGER_DATA_DIR: z.string().default(DEFAULT_DATA_DIR).transform((v) => path.resolve(v)),
   HOOKLEDGER_MASTER_KEY: checked(parseMasterKey),
   HOOKLEDGER_LEDGER_SIGNING_KEY: checked(parseLedgerSigningKey),

@@ -1,5 +1,6 @@
 export * from './database/database.js'
 export * from './database/db-handle.js'
+export { PREPARE_AFTER } from './database/prepared-statements.js'
 export * from './database/statistics-refresh.js'
 export * from './database/hot-tables-vacuum.js'
 export * from './database/migrate.js'

@@ -108,14 +108,15 @@ export async function openDatabase(
   const pool = servicePool(poolUrl, poolConfig, { onDiscover: (host) => log.info({ host: new URL(host).host }, 'database:primary_found') })
   const primaryPool = pool instanceof PrimaryPool ? pool : null
   survivesDroppedConnections(pool, log, 'database')
-  const db = createDb(pool, { schema })
+  const prepare = config.HOOKLEDGER_DB_PREPARED_STATEMENTS
+  const db = createDb(pool, { schema, prepare })
   const pending = await migrationsPending(db).catch(() => [])
   if (pending.length > 0) throw new StartupError(`the database lacks migrations ${pending.join(', ')}: run \`hookledger migrate\` with HOOKLEDGER_MIGRATE_URL set to a role that may create roles`)
   const clock = await DatabaseClock.start(db, { logger: log })
   let readDb: Db | null = null
   if (config.HOOKLEDGER_READ_DATABASE_URL) {
     const readPool = new pg.Pool({ connectionString: onHostsOf(serviceUrl, config.HOOKLEDGER_READ_DATABASE_URL), ...poolConfig })
-    readDb = createDb(survivesDroppedConnections(readPool, log, 'database:replica'), { schema })
+    readDb = createDb(survivesDroppedConnections(readPool, log, 'database:replica'), { schema, prepare })
   }
   return {
     db,

@@ -1,6 +1,7 @@
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely'
 import { assertDbSchemaName, DEFAULT_DB_SCHEMA } from '@hookledger/core'
 import type { Database, Db } from './database.js'
+import { preparingPool } from './prepared-statements.js'
 
 /**
  * The subset of `pg.Pool` the store needs (as Kysely's own `PostgresPool`), so callers hand in
@@ -25,12 +26,14 @@ export function dbSchemaOf(db: Kysely<any>): string {
  * Every connection's `search_path` is set to `schema` alone when Kysely first sees it, so the
  * store's unqualified SQL names hookledger's tables and never an application's `public.events`
  * sharing the database (a connection handed out by the pool keeps its session settings).
+ * Statements a connection repeats are prepared on it (prepared-statements.ts) unless `prepare`
+ * is false.
  */
-export function createDb(pool: import('kysely').PostgresPool, options: { schema?: string } = {}): Db {
+export function createDb(pool: import('kysely').PostgresPool, options: { schema?: string; prepare?: boolean } = {}): Db {
   const schema = assertDbSchemaName(options.schema ?? DEFAULT_DB_SCHEMA)
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({
-      pool,
+      pool: options.prepare === false ? pool : preparingPool(pool),
       onCreateConnection: async (connection) => {
         await connection.executeQuery(CompiledQuery.raw(`set search_path to "${schema}"`))
       },

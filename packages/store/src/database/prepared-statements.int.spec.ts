@@ -1,0 +1,36 @@
+/**
+ * A connection's repeated statements go by name (prepared-statements.ts), on a real PostgreSQL:
+ * prepared once they repeat, and sent unnamed again on a connection where the prepared one can
+ * no longer run because its table changed shape.
+ */
+import { sql } from 'kysely'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { testDatabase, type TestDatabase } from '@hookledger/testkit'
+import { PREPARE_AFTER, statementName } from './prepared-statements.js'
+
+let t: TestDatabase
+beforeAll(async () => {
+  t = await testDatabase({ poolSize: 1 })
+  await sql`create table scratch (id int primary key)`.execute(t.db)
+  await sql`insert into scratch values (1), (2)`.execute(t.db)
+})
+afterAll(() => t.close())
+
+const read = (id: number) => sql<{ id: number }>`select * from scratch where id = ${id}`.execute(t.db)
+const prepared = async () =>
+  (await sql<{ name: string }>`select name from pg_prepared_statements`.execute(t.db)).rows.map((r) => r.name)
+
+it('prepared on the connection from its PREPARE_AFTER-th run; a change of shape sends it unnamed again', async () => {
+  const text = 'select * from scratch where id = $1'
+  for (let i = 1; i < PREPARE_AFTER; i++) await read(1)
+  expect(await prepared()).not.toContain(statementName(text))
+  await read(1)
+  expect(await prepared()).toContain(statementName(text))
+  expect((await read(2)).rows).toEqual([{ id: 2 }])
+
+  await sql`alter table scratch add column note text`.execute(t.db)
+  await expect(read(1)).rejects.toMatchObject({ code: '0A000' })
+  // From then on unnamed on this connection: it reads the new shape.
+  expect((await read(1)).rows).toEqual([{ id: 1, note: null }])
+  expect((await read(2)).rows).toEqual([{ id: 2, note: null }])
+})
