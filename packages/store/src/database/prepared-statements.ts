@@ -11,7 +11,8 @@
  * Bounded per connection (MAX_PREPARED names, the counts of MAX_COUNTED texts), since statement
  * texts built at run time are not all alike. A prepared statement whose result's shape changed
  * under it (a column added while the service ran: `cached plan must not change result type`) is
- * sent unnamed on that connection from then on. Off for a pooler that cannot keep named
+ * sent unnamed on that connection from then on, and run again at once when it was not inside a
+ * transaction. Off for a pooler that cannot keep named
  * statements (`prepare: false`).
  */
 import { createHash } from 'node:crypto'
@@ -28,6 +29,8 @@ interface ConnectionStatements {
   readonly seen: Map<string, number>
   readonly named: Map<string, string>
   readonly unnamed: Set<string>
+  /** Between a `begin` and its `commit` or `rollback`, as this connection's statements said. */
+  inTransaction: boolean
 }
 
 /** The name a statement text is prepared under: the same text, the same name, on every connection. */
@@ -56,7 +59,14 @@ export function nameFor(state: ConnectionStatements, text: string, hasParameters
 }
 
 export function connectionStatements(): ConnectionStatements {
-  return { seen: new Map(), named: new Map(), unnamed: new Set() }
+  return { seen: new Map(), named: new Map(), unnamed: new Set(), inTransaction: false }
+}
+
+/** Whether a connection is inside a transaction after `text` (Kysely's own begin, commit and rollback). */
+export function transactionAfter(inTransaction: boolean, text: string): boolean {
+  if (/^\s*(begin|start\s+transaction)\b/i.test(text)) return true
+  if (/^\s*(commit|end|abort)\b/i.test(text) || /^\s*rollback\s*(;|$)/i.test(text)) return false
+  return inTransaction
 }
 
 /** SQLSTATE 0A000 with this message: the prepared statement can no longer run on this connection. */
@@ -77,16 +87,19 @@ export function preparingPool(pool: PostgresPool): PostgresPool {
         wrapped = {
           query: ((text: unknown, values?: readonly unknown[]) => {
             if (typeof text !== 'string') return (client.query as (...a: unknown[]) => unknown).call(client, text, values)
+            state.inTransaction = transactionAfter(state.inTransaction, text)
             const name = nameFor(state, text, values !== undefined && values.length > 0)
             if (name === null) return client.query(text, values ?? [])
             // node-postgres takes a name in a query config, which Kysely's pool type leaves out.
             const query = client.query as unknown as (config: { name: string; text: string; values?: readonly unknown[] }) => Promise<unknown>
             return query.call(client, { name, text, values }).catch((err: unknown) => {
-              if (resultTypeChanged(err)) {
-                state.named.delete(text)
-                state.unnamed.add(text)
-              }
-              throw err
+              if (!resultTypeChanged(err)) throw err
+              state.named.delete(text)
+              state.unnamed.add(text)
+              // Outside a transaction the failed statement did nothing: run it again unnamed. Inside
+              // one, the transaction is aborted and its caller retries it as after any failure.
+              if (state.inTransaction) throw err
+              return client.query(text, values ?? [])
             })
           }) as PostgresPoolClient['query'],
           release: () => client.release(),

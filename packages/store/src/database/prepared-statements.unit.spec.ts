@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { MAX_PREPARED, PREPARE_AFTER, connectionStatements, nameFor, statementName } from './prepared-statements.js'
+import { MAX_PREPARED, PREPARE_AFTER, connectionStatements, nameFor, statementName, transactionAfter } from './prepared-statements.js'
 
 describe('nameFor: which executions go by name', () => {
   it('a statement with parameters: unnamed until its PREPARE_AFTER-th execution, named from then on', () => {
@@ -29,5 +29,20 @@ describe('nameFor: which executions go by name', () => {
     expect(statementName('select $1')).toBe(statementName('select $1'))
     expect(statementName('select $1')).not.toBe(statementName('select $2'))
     expect(statementName('select $1')).toMatch(/^hl_[0-9a-f]{24}$/)
+  })
+})
+
+describe('transactionAfter: where a connection stands after a statement', () => {
+  it.each([
+    [false, 'begin', true],
+    [false, 'start transaction isolation level serializable', true],
+    [true, 'select 1', true],
+    [true, 'commit', false],
+    [true, 'rollback', false],
+    [true, 'rollback to savepoint "a"', true],
+    [true, 'savepoint "a"', true],
+    [false, 'select 1', false],
+  ])('in a transaction: %s, then %s → %s', (before, text, after) => {
+    expect(transactionAfter(before, text)).toBe(after)
   })
 })
