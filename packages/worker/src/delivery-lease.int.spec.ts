@@ -1,8 +1,9 @@
 /**
- * The endpoint lease and the rescuer, through the real claim and settle code: a lease another
- * worker took while this claim waited for the endpoint row (busy → snooze 2 s, no attempt
- * spent), and a delivery left running by a dead worker (rescued after the job timeout, its
- * lost attempt recorded as interrupted, then delivered).
+ * The endpoint lease and the rescuer, through the real claim and settle code: an endpoint row
+ * another transaction holds (skipped, nothing written), a lease another worker took since the
+ * candidates were read (busy → snooze 2 s, no attempt spent), and a delivery left running by a
+ * dead worker (rescued after the job timeout, its lost attempt recorded as interrupted, then
+ * delivered).
  */
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -43,12 +44,8 @@ async function untilWaiting(
   }
 }
 
-/** The claim waits for the endpoint rows it locks `FOR UPDATE` to decide the lease. */
-const untilClaimWaitsForEndpointLock = (hx: EngineHarness, signal?: AbortSignal) =>
-  untilWaiting(hx, '%from endpoints where id = any%for update%', signal)
-
 describe('endpoint lease', () => {
-  it('busy: another worker took the lease while the claim waited → pending +2 s, no attempt spent', async () => {
+  it('busy: a claim skips an endpoint another worker holds, then snoozes its delivery +2 s on the lease that worker took; no attempt spent', async () => {
     const h = (harness = await engineHarness())
     const { endpoint } = await h.createEndpoint()
     await h.publish({ id: 'evt_busy' })
@@ -60,7 +57,7 @@ describe('endpoint lease', () => {
     const foreignDelivery = '00000000-0000-4000-8000-00000000f0f0'
 
     // "Another worker" holds the endpoint row: the claim's candidate query still sees the
-    // endpoint free, then blocks on `FOR UPDATE` until the other worker's lease is committed.
+    // endpoint free; its lock skips the endpoint (and so its head) rather than waiting.
     let release!: () => void
     const gate = new Promise<void>((r) => (release = r))
     let rowLocked!: () => void
@@ -77,11 +74,13 @@ describe('endpoint lease', () => {
       `.execute(trx)
     })
     await locked
-    const step = h.step()
-    await untilClaimWaitsForEndpointLock(h)
+    expect(await h.step()).toMatchObject({ claimed: 0, settledOnClaim: 0, attempted: 0 })
+    expect(await h.deliveryOf('evt_busy')).toEqual(d0)
     release()
     await otherWorker
-    expect(await step).toMatchObject({ claimed: 0, settledOnClaim: 1, attempted: 0 })
+    // The endpoint still looks ready (the lease went behind the queue's back, as a lease taken
+    // between the candidates read and the lock would): the claim reads it busy and snoozes.
+    expect(await h.step()).toMatchObject({ claimed: 0, settledOnClaim: 1, attempted: 0 })
 
     expect(h.receiver.requests).toHaveLength(0)
     const d = await h.deliveryOf('evt_busy')
@@ -335,7 +334,7 @@ describe('rescuer', () => {
 })
 
 describe('lock order', () => {
-  it('deleting an endpoint while a claim holds its head delivery does not deadlock', async () => {
+  it('deleting an endpoint while a claim takes its head delivery does not deadlock', async () => {
     // the head (earliest due) delivery, and a later one with a smaller id: the delete locks the
     // endpoint's waiting deliveries in id order, so it meets the later one first. Ids are
     // random: start over until the head's id is in the upper three quarters, so a smaller one
@@ -377,17 +376,15 @@ describe('lock order', () => {
     const ctx = { owner_id: h.owner, now: h.clock.now(), actor: 'owner:test' }
     const deletion = h.db.transaction().execute((trx) => endpointDelete(trx, ctx, endpoint.id))
     await untilWaiting(h, '%from delivery_states s join delivery_origins o%s.endpoint_id%for update of s%')
-    // a claim now locks the head delivery and needs the endpoint row
-    const claim = deliveryClaim(h.db, { now: h.clock.now(), limit: 1, actor: 'worker:w' })
-    const settled = new AbortController()
-    await Promise.race([claim, untilClaimWaitsForEndpointLock(h, settled.signal)]).finally(() =>
-      settled.abort(),
-    )
+    // a claim now locks the head delivery and the endpoint row; never waiting on a lock, it
+    // cannot deadlock with the delete, which then meets the head it holds
+    const claimed = await deliveryClaim(h.db, { now: h.clock.now(), limit: 1, actor: 'worker:w' })
+    expect(claimed).toMatchObject({ settled: 0, claimed: [{ delivery: { event_id: 'evt_head' } }] })
     release()
-    const [deleted, claimed] = await Promise.allSettled([deletion, claim, holder])
-    // (before the fix, one of the two was aborted with "deadlock detected")
+    const [deleted] = await Promise.allSettled([deletion, holder])
+    // (when the claim locked the endpoint in a statement of its own, waiting, one of the two was
+    // once aborted with "deadlock detected")
     expect(deleted).toEqual({ status: 'fulfilled', value: { discarded: expect.any(Number) } })
-    expect(claimed).toMatchObject({ status: 'fulfilled', value: { settled: 0 } })
     // the claim took the head before the delete reached it; the delete discarded the rest
     expect(await h.deliveryOf('evt_head')).toMatchObject({ state: 'running' })
     expect(await h.deliveryOf(low!.event_id)).toMatchObject({ state: 'discarded' })

@@ -57,7 +57,7 @@ const CROSS_OWNER: readonly { readonly name: string; readonly matches: RegExp; r
   {
     name: 'claim head locks',
     matches: /^with heads as materialized \( select h\.id, h\.k as nth from unnest\(\$1::uuid\[\]\) as p\(endpoint_id\)/,
-    perShard: 'the endpoints fair share picked, grouped by shard: each shard locks its own heads',
+    perShard: 'the endpoints fair share picked, grouped by shard: each shard locks its own heads and their endpoints',
   },
   {
     name: 'when the next endpoint is ready (an idle producer\'s wait)',
@@ -68,11 +68,6 @@ const CROSS_OWNER: readonly { readonly name: string; readonly matches: RegExp; r
     name: 'suspended owners among those served',
     matches: /^select o\.id from owners o where o\.id = any\(\$1::text\[\]\) and o\.suspended_at is not null$/,
     perShard: 'owners is a reference table (small, replicated to every shard): read where the worker is',
-  },
-  {
-    name: 'claim endpoint locks',
-    matches: /^select \* from endpoints where id = any\(\$1::uuid\[\]\) order by id for update$/,
-    perShard: 'by (owner_id, id) once the key widens; within one shard after the claim runs per shard',
   },
   {
     name: 'one-call settle',

@@ -10,6 +10,7 @@ import {
 } from '@hookledger/core'
 import type { Db, Trx } from '../database/database.js'
 import { DELIVERY_ROW_COLUMNS } from './delivery-row-sql.js'
+import { ENDPOINT_COLUMNS } from '../projection-write.js'
 import { ledgerWrite } from '../ledger-write.js'
 import { fairClaimCandidates, type ReadyOwner } from './owner-ready.js'
 import { nextOfEndpoint } from './delivery-next.js'
@@ -108,15 +109,39 @@ export interface LockedHead {
   readonly nth: number
 }
 
+/** An endpoint row read beside each head, its columns prefixed `ep__` (the row's own names are the delivery's). */
+const ENDPOINT_AS_EP = sql.raw(ENDPOINT_COLUMNS.map((c) => `ep.${c} as ep__${c}`).join(', '))
+
+/** Splits an `ep__`-prefixed endpoint off a row read with ENDPOINT_AS_EP. */
+function endpointOf(row: Record<string, unknown>): EndpointRow {
+  const endpoint: Record<string, unknown> = {}
+  for (const c of ENDPOINT_COLUMNS) {
+    endpoint[c] = row[`ep__${c}`]
+    delete row[`ep__${c}`]
+  }
+  return endpoint as unknown as EndpointRow
+}
+
 /**
  * Locks deliveries by id (`heads`: a query of `id, nth` in claim order), skipping any another
  * worker holds or that stopped being due since, and reads their events in the same statement.
  * Each is found by primary key, whatever the planner's estimate of the backlog.
+ *
+ * `withEndpoints`: their endpoints are locked and read in the same statement too, skipping a
+ * delivery whose endpoint another transaction holds (a settle passing its lease on, an owner's
+ * edit): the next pass takes it. Never waiting on a lock, the statement cannot deadlock, so the
+ * endpoints need no lock order.
  */
-async function lockHeads(trx: Trx, heads: RawBuilder<unknown>, now: Date): Promise<LockedHead[]> {
-  const locked = await sql<DeliveryRow & HeadEvent & { nth: number }>`
+async function lockHeads(
+  trx: Trx,
+  heads: RawBuilder<unknown>,
+  now: Date,
+  withEndpoints = false,
+): Promise<{ locked: LockedHead[]; endpoints: Map<string, EndpointRow> }> {
+  const rows = (
+    await sql<DeliveryRow & HeadEvent & { nth: number }>`
     with heads as materialized (${heads})
-    select ${DELIVERY_ROW_COLUMNS}, heads.nth::int as nth, ${HEAD_EVENT_COLUMNS}
+    select ${DELIVERY_ROW_COLUMNS}, heads.nth::int as nth, ${HEAD_EVENT_COLUMNS}${withEndpoints ? sql`, ${ENDPOINT_AS_EP}` : sql``}
     from heads
     cross join lateral (
       select * from delivery_states s
@@ -124,14 +149,27 @@ async function lockHeads(trx: Trx, heads: RawBuilder<unknown>, now: Date): Promi
       limit 1
     ) s
     join delivery_origins o on o.id = s.id
+    ${withEndpoints ? sql`join endpoints ep on ep.id = s.endpoint_id` : sql``}
     left join events ev on ev.owner_id = o.owner_id and ev.id = o.event_id
     order by s.next_attempt_at, s.id
-    for update of s skip locked
+    for update of s${withEndpoints ? sql`, ep` : sql``} skip locked
   `.execute(trx)
-  return locked.rows.map((row) => {
+  ).rows
+  const endpoints = new Map<string, EndpointRow>()
+  const locked = rows.map((row) => {
+    if (withEndpoints) {
+      const endpoint = endpointOf(row as unknown as Record<string, unknown>)
+      endpoints.set(endpoint.id, endpoint)
+    }
     const { delivery: { nth, ...delivery }, event } = deliveryWithEvent(row)
     return { delivery, nth, event }
   })
+  return { locked, endpoints }
+}
+
+/** lockHeads without the endpoints (the settle passing leases on decides on the endpoints it read itself). */
+async function lockHeadsOnly(trx: Trx, heads: RawBuilder<unknown>, now: Date): Promise<LockedHead[]> {
+  return (await lockHeads(trx, heads, now)).locked
 }
 
 /**
@@ -165,7 +203,7 @@ export function lockNextHeadsOf(
 ): Promise<LockedHead[]> {
   if (endpointIds.length === 0) return Promise.resolve([])
   const startedIds = endpointIds.map((id) => started.get(id) ?? null)
-  return lockHeads(
+  return lockHeadsOnly(
     trx,
     sql`
       select h.id, h.nth from unnest(${endpointIds}::uuid[], ${startedIds}::uuid[]) as e(id, started)
@@ -246,7 +284,7 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
     // Without a strict endpoint among them the statement leaves the strict line out (planning its
     // joins was half of the statement's time: 1.1–1.3 → 0.6 ms); one made strict since is not read, and
     // the next pass takes it.
-    const locked = await lockHeads(
+    const { locked, endpoints: endpointById } = await lockHeads(
       trx,
       sql`
         select h.id, h.k as nth from unnest(${picked}::uuid[]) as p(endpoint_id)
@@ -257,16 +295,14 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
         cross join lateral (${nextOfEndpoint(sql`q.endpoint_id`, now, 2, undefined, { strict: picked.some((id) => read.strict.has(id)) })}) h
       `,
       now,
+      true,
     )
     const { heads, following } = splitHeads(locked, limit)
     if (heads.length === 0) return { claimed: [], settled: 0, entries: [], ownersWaiting, endpointsWaiting }
     const deliveries = heads.map((h) => h.delivery)
-    const endpointIds = [...new Set(deliveries.map((d) => d.endpoint_id))].sort()
-    // Lock the endpoints in a fixed order; the lease is decided on their latest state.
-    const endpoints = (
-      await sql<EndpointRow>`select * from endpoints where id = any(${endpointIds}::uuid[]) order by id for update`.execute(trx)
-    ).rows
-    const { entries, claimedIds } = decideHeads(heads, new Map(endpoints.map((e) => [e.id, e])), { now, actor, leaseUntil })
+    // Locked with their heads, so the lease is decided on their latest state.
+    const endpoints = [...new Set(deliveries.map((d) => d.endpoint_id))].sort().map((id) => endpointById.get(id)!)
+    const { entries, claimedIds } = decideHeads(heads, endpointById, { now, actor, leaseUntil })
     const written = await ledgerWrite(trx, { base: { endpoints, deliveries }, entries })
     const eventById = new Map(heads.map((h) => [h.delivery.id, h.event]))
     const claimed = claimedOf(claimedIds, written, eventById, following)
