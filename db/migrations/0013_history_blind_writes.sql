@@ -1,4 +1,4 @@
--- 0013 the hot path's writes never read the history.
+-- 0013 the hot path's writes never read the history; a fan-out's write locks its endpoints.
 --
 -- A small write runs on plans made once per connection (store writePlanMode), whose estimates
 -- know nothing of the arguments: a list handed in as JSON counts as 100 rows. Joined to
@@ -8,6 +8,9 @@
 -- the keys as a list, which leads to the primary key whatever the estimate
 -- (worker/src/history-blind-writes.int.spec.ts counts PostgreSQL's sequential scans of every
 -- history table across a publish, a fan-out, a claim and a settle on a long history: none).
+--
+-- A fan-out's write (queue_merge 'earliest') also takes the shared locks on its endpoints that
+-- the fan-out took in a statement of its own before it: one round trip fewer.
 --
 -- Otherwise hookledger_write is 0007's and hookledger_publish_internal the baseline's
 -- hookledger_publish (renamed by 0009), unchanged.
@@ -270,6 +273,9 @@ begin
   ) s(x) where x is not null;
   if cardinality(v_queue) > 0 then
     if p_write ->> 'queue_merge' = 'earliest' then
+      -- A fan-out's: shared locks on the endpoints first, so the heads below see any claim or
+      -- settle of theirs that committed first (taken here, not in a statement of the caller's).
+      perform 1 from endpoints where id = any(v_queue) order by id for share;
       insert into endpoint_queue (endpoint_id, owner_id, ready_at)
       select x.endpoint_id, x.owner_id, x.ready_at from endpoint_queue_expected x
       where x.endpoint_id = any(v_queue) order by x.endpoint_id

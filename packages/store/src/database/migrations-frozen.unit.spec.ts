@@ -22,7 +22,7 @@ const FROZEN: Record<string, string> = {
   '0010_owner_fair_share.sql': '72b452ad7a48d1883819127556302881a75b1fcc4767bdd99e1131317e6fa984',
   '0011_strict_ordering.sql': '4674d00d8c92eb870a9deb7532174f1f8e8e53306b1a401e7701b6c2d26dea6c',
   '0012_statistics_refresh.sql': 'fa0dc5f353c8ace53388cff03154e289600d0834e398e2c5c36b8ee75a50fe48',
-  '0013_history_blind_writes.sql': 'f0697d4164934081b8a130479f8766728333fe4bf0983fc7dc0dfb3bfcff43cb',
+  '0013_history_blind_writes.sql': 'bff5dc7281e60954d8e406fa4b95b3465fa66f7acdc6054b16feb81674421579',
 }
 
 describe('migrations', () => {

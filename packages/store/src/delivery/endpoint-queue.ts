@@ -33,17 +33,11 @@ export function endpointsWithMovedHeads(
  * How a write's refreshed head meets the stored one. `assign`: the write holds its endpoints
  * `for update` (claim, settle, endpoint commands), so no other write of theirs is in flight and
  * its statement sees every committed one: the head is what the definition gives. `earliest`:
- * fan-out holds them only `for share` (fan-outs run side by side), so each sees its own new
+ * fan-out's write takes them only `for share` (fan-outs run side by side), so each sees its own new
  * deliveries but not another's in flight; a new delivery can only make the endpoint ready
  * sooner, so the earlier head wins.
  */
 export type QueueMerge = 'assign' | 'earliest'
-
-/** Fan-out's lock on the endpoints it enqueues to (see `QueueMerge`): in id order, shared. */
-export async function endpointsLockShared(trx: Trx, endpointIds: readonly string[]): Promise<void> {
-  if (endpointIds.length === 0) return
-  await sql`select 1 from endpoints where id = any(${[...endpointIds].sort()}::uuid[]) order by id for share`.execute(trx)
-}
 
 /** Queue heads that differ from their definition (none on a healthy database): for replay. */
 export async function endpointQueueDrift(

@@ -11,7 +11,6 @@ import {
 } from '@hookledger/core'
 import type { Db } from '../database/database.js'
 import type { ThinEvent } from './delivery-claim.js'
-import { endpointsLockShared } from './endpoint-queue.js'
 import { ledgerWrite } from '../ledger-write.js'
 import { EVENT_TYPE_COLUMNS } from '../event-types.js'
 
@@ -139,7 +138,7 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
     // one nobody acted on, and it is made again from its event, which was committed durably.
     // Whatever acts on it (a claim, a checkpoint covering its entries) commits durably later,
     // and a flush writes all WAL before it, this transaction's included (docs/contract.md §8).
-    await sql`set local synchronous_commit = off`.execute(trx)
+    // (Set for this transaction by the batch's statement: no round trip of its own.)
     // The batch and the declared rows of its types in one statement (no round trip of its own
     // for the catalog): the catalog the publisher checked, as this transaction sees it.
     const joined = (
@@ -149,7 +148,7 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
                t.name as t_name, t.description as t_description, t.exposure as t_exposure, t."group" as t_group,
                t.schema as t_schema, t.deprecated_at as t_deprecated_at, t.deprecation_reason as t_deprecation_reason,
                t.sunset_at as t_sunset_at, t.declared_at as t_declared_at, t.updated_at as t_updated_at
-        from batch b
+        from (select set_config('synchronous_commit', 'off', true)) commit_mode, batch b
         left join lateral (select ${EVENT_TYPE_COLUMNS} from event_types where name = b.type) t on true
         order by b.published_at, b.id
       `.execute(trx)
@@ -190,12 +189,11 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
       }
       entries.push(...fanoutEntries({ event, matched, denied, visible }, { now, actor }))
     }
-    // Shared locks on the endpoints enqueued to, before the write, so the queue heads it then
-    // refreshes see any claim or settle of theirs that committed first (endpoint-queue.ts).
-    await endpointsLockShared(trx, [...new Set(entries.filter((e) => e.kind === 'delivery.enqueued').map((e) => e.endpoint_id!))])
     // A pair (endpoint, event) that already has a delivery keeps it, and its `delivery.enqueued`
     // entry is dropped so the ledger matches the table. In the same statement: mark the events
-    // fanned out, and NOTIFY (sent on commit) if anything was enqueued.
+    // fanned out, and NOTIFY (sent on commit) if anything was enqueued. Its queue merge takes
+    // shared locks on the endpoints enqueued to first, so the queue heads it refreshes see any
+    // claim or settle of theirs that committed first (endpoint-queue.ts).
     const written = await ledgerWrite(trx, {
       entries,
       existingDeliveries: 'keep',
