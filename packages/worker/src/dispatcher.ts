@@ -1,4 +1,4 @@
-import { JOB_TIMEOUT_MS, DEFAULT_DB_SCHEMA, databaseRetryDelayMs, deliveriesChannel, eventsChannel, leaseLeftToSend, silentLogger } from '@hookledger/core'
+import { JOB_TIMEOUT_MS, DEFAULT_DB_SCHEMA, databaseRetryDelayMs, deliveriesChannel, eventsChannel, leaseLeftToSend, silentLogger, yieldedAfter } from '@hookledger/core'
 import type { Clock, EventCatalog, HttpTransport, Logger, SecretBox, SnoozeBudget } from '@hookledger/core'
 import { deliveryClaim, statisticsRefresh, type ClaimedDelivery, type Db, type EmbedAdmits, type Notifier, type Settlement } from '@hookledger/store'
 import { DatabaseHealth } from './database-health.js'
@@ -84,7 +84,7 @@ export class Dispatcher {
   #stopping: Promise<void> | null = null
   #wake: (() => void) | null = null
   #nudged = false
-  /** Endpoints whose turns gave their slot up to others waiting, since the last claim (claimed last). */
+  /** Endpoints whose turns gave their slot up to others waiting and were not claimed since, oldest first (claimed last, in that order). */
   #yielded = new Set<string>()
   #loop: Promise<void> | null = null
   /** The fan-out, in a loop of its own beside the claims (fanout-loop.ts). */
@@ -283,7 +283,6 @@ export class Dispatcher {
     }
     const started = performance.now()
     const yielded = this.#yielded
-    this.#yielded = new Set()
     const { claimed, settled, entries, ownersWaiting: waiting, endpointsWaiting } = await deliveryClaim(this.#o.db, {
       now,
       limit: free,
@@ -293,6 +292,7 @@ export class Dispatcher {
       ...(this.#leaseMs !== undefined ? { leaseMs: this.#leaseMs } : {}),
     })
     if (claimed.length + settled > 0) this.#observer.claimed(claimed.length + settled, entries, performance.now() - started)
+    this.#yielded = yieldedAfter(this.#yielded, { claimed: claimed.map((c) => c.endpoint.id) })
     for (const c of claimed) this.#launch(c)
     await this.#slots.afterClaim(this.#o.db, this.#concurrency - this.#inflight.size, waiting, endpointsWaiting)
     return claimed.length > 0 || settled > 0
@@ -307,10 +307,10 @@ export class Dispatcher {
     }
     // The slot stays taken until the endpoint has nothing more for it (the settle buffer is bounded
     // by it), while the dispatcher runs, its owner is not giving slots back (fair share) and the turn
-    // has not had its share while other endpoints wait; one that gave way is claimed last next time.
+    // has not had its share while other endpoints wait; one that gave way is claimed after the others, in turn.
     const owner = c.endpoint.owner_id
     const running = (deliveries: number) =>
-      this.#running && (this.#slots.keepsTurn(owner, deliveries) || (this.#yielded.add(c.endpoint.id), false))
+      this.#running && (this.#slots.keepsTurn(owner, deliveries) || ((this.#yielded = yieldedAfter(this.#yielded, { gaveUp: c.endpoint.id })), false))
     const turn = { clock: this.#o.clock, jobTimeoutMs: this.#jobTimeoutMs, actor: this.#actor, settler: this.#settler, post: (claim: ClaimedDelivery) => this.#post(claim), running }
     this.#slots.take(owner, performance.now())
     const p: Promise<void> = endpointTurn(c, turn)

@@ -30,8 +30,22 @@ const stateOf = (owners: ReadonlyMap<string, OwnerShareState>, id: string): Owne
  * across owners by the share each would hold after taking it, `(inFlight + k) / weight` for its
  * k-th candidate — so the owner holding least per weight goes first, and ties go to the earlier
  * ready time. The result is at most `limit` long.
+ *
+ * `yielded`: endpoints whose turns gave their slot up for others, in the order they did. Within
+ * its owner such an endpoint comes after every one that did not, and they come in that order:
+ * a fan-out makes many deliveries due at one instant, so by ready time alone an endpoint that
+ * just gave way could win its slot straight back, and ties by id would serve the same few in
+ * turn while the one with the highest id waited.
  */
-export function fairShareOrder<C extends FairCandidate>(candidates: readonly C[], owners: ReadonlyMap<string, OwnerShareState>, limit: number): C[] {
+export function fairShareOrder<C extends FairCandidate>(
+  candidates: readonly C[],
+  owners: ReadonlyMap<string, OwnerShareState>,
+  limit: number,
+  yielded: ReadonlySet<string> = new Set(),
+): C[] {
+  const yieldRank = new Map<string, number>()
+  for (const id of yielded) yieldRank.set(id, yieldRank.size + 1)
+  const order = (a: C, b: C) => (yieldRank.get(a.endpoint_id) ?? 0) - (yieldRank.get(b.endpoint_id) ?? 0) || byReadyThenId(a, b)
   const byOwner = new Map<string, C[]>()
   for (const c of candidates) {
     const list = byOwner.get(c.owner_id)
@@ -40,11 +54,11 @@ export function fairShareOrder<C extends FairCandidate>(candidates: readonly C[]
   }
   const keyed: { c: C; key: number }[] = []
   for (const [owner, list] of byOwner) {
-    list.sort(byReadyThenId)
+    list.sort(order)
     const { inFlight, weight, room } = stateOf(owners, owner)
     list.slice(0, room ?? list.length).forEach((c, k) => keyed.push({ c, key: (inFlight + k + 1) / weight }))
   }
-  keyed.sort((a, b) => a.key - b.key || byReadyThenId(a.c, b.c))
+  keyed.sort((a, b) => a.key - b.key || order(a.c, b.c))
   return keyed.slice(0, Math.max(0, limit)).map((k) => k.c)
 }
 
@@ -132,14 +146,23 @@ export function turnYieldsToWaiting(deliveriesInTurn: number, endpointsWaiting: 
   return endpointsWaiting > 0 && deliveriesInTurn >= share
 }
 
+/** Endpoints a worker remembers as having given their slot up (the oldest forgotten first). */
+export const YIELDED_REMEMBERED = 256
+
 /**
- * The candidates a claim weighs when some endpoints' turns just gave their slot up for others
- * (`yielded`): the others, while any is ready. A yielded endpoint is often ready as early as the
- * ones it gave way to (a fan-out makes many deliveries due at one instant), so by ready time
- * alone it could win its slot straight back; it is claimed again only when nothing else is ready.
+ * A worker's record of turns given up, oldest first: `endpointId` gave its slot up now (moved
+ * to the end), `claimed` were claimed again (forgotten). Pure: returns the new order.
  */
-export function candidatesAfterYield<C extends FairCandidate>(candidates: readonly C[], yielded: ReadonlySet<string>): readonly C[] {
-  if (yielded.size === 0) return candidates
-  const others = candidates.filter((c) => !yielded.has(c.endpoint_id))
-  return others.length > 0 ? others : candidates
+export function yieldedAfter(yielded: ReadonlySet<string>, change: { readonly gaveUp?: string; readonly claimed?: readonly string[] }): Set<string> {
+  const out = new Set(yielded)
+  for (const id of change.claimed ?? []) out.delete(id)
+  if (change.gaveUp !== undefined) {
+    out.delete(change.gaveUp)
+    out.add(change.gaveUp)
+  }
+  for (const id of out) {
+    if (out.size <= YIELDED_REMEMBERED) break
+    out.delete(id)
+  }
+  return out
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { TURN_DELIVERIES_WHILE_OTHERS_WAIT, candidatesAfterYield, fairShareOrder, fairSlots, ownerRoom, slotsToGiveBack, turnYieldsToWaiting, type FairCandidate, type OwnerShareState, type RecentOwner } from './fair-share.js'
+import { TURN_DELIVERIES_WHILE_OTHERS_WAIT, YIELDED_REMEMBERED, fairShareOrder, yieldedAfter, fairSlots, ownerRoom, slotsToGiveBack, turnYieldsToWaiting, type FairCandidate, type OwnerShareState, type RecentOwner } from './fair-share.js'
 
 const T0 = Date.parse('2026-03-01T00:00:00Z')
 const c = (owner: string, n: number, readyMs = n): FairCandidate => ({ endpoint_id: `${owner}-${String(n).padStart(3, '0')}`, owner_id: owner, ready_at: new Date(T0 + readyMs) })
@@ -64,11 +64,50 @@ describe('turnYieldsToWaiting: endpoints take turns when more are ready than slo
   for (const t of cases) it(t.name, () => expect(turnYieldsToWaiting(t.deliveries, t.waiting)).toBe(t.yields))
 })
 
-describe('candidatesAfterYield: an endpoint that gave its slot up does not win it straight back', () => {
-  const ready = [c('a', 1, 0), c('a', 2, 0), c('b', 3, 0)]
+describe('fairShareOrder with turns given up: an endpoint that gave its slot up does not win it straight back', () => {
+  // A fan-out made every delivery due at one instant: ready times tie, so ids alone would decide.
+  const ready = [c('a', 1, 0), c('a', 2, 0), c('a', 3, 0), c('b', 4, 0)]
   const ids = (xs: readonly FairCandidate[]) => xs.map((x) => x.endpoint_id)
-  it('nothing yielded: every candidate', () => expect(ids(candidatesAfterYield(ready, new Set()))).toEqual(['a-001', 'a-002', 'b-003']))
-  it('one yielded, others ready: the others', () => expect(ids(candidatesAfterYield(ready, new Set(['a-001'])))).toEqual(['a-002', 'b-003']))
-  it('only yielded ones ready: they are claimed again', () =>
-    expect(ids(candidatesAfterYield([ready[0]!], new Set(['a-001'])))).toEqual(['a-001']))
+  const order = (yielded: string[], limit = 4) => ids(fairShareOrder(ready, states({}), limit, new Set(yielded)))
+  it('nothing yielded: by ready time, then id', () => expect(order([])).toEqual(['a-001', 'b-004', 'a-002', 'a-003']))
+  it('one yielded, others ready: the others first, it last within its owner', () => expect(order(['a-001'])).toEqual(['a-002', 'b-004', 'a-003', 'a-001']))
+  it('one free slot: an endpoint that gave way does not take it from one waiting', () => expect(order(['a-001'], 1)).toEqual(['a-002']))
+  it('several yielded: in the order they gave way, whatever their ids', () => expect(order(['a-003', 'a-001'], 4)).toEqual(['a-002', 'b-004', 'a-003', 'a-001']))
+  it('only yielded ones ready: they are claimed again, the earliest to give way first', () =>
+    expect(ids(fairShareOrder([ready[0]!, ready[2]!], states({}), 1, new Set(['a-003', 'a-001'])))).toEqual(['a-003']))
+  it('four endpoints, two slots, tied ready times: each is served before any is served twice', () => {
+    const eps = [c('a', 1, 0), c('a', 2, 0), c('a', 3, 0), c('a', 4, 0)]
+    let running = fairShareOrder(eps, states({}), 2).map((x) => x.endpoint_id)
+    let yielded = new Set<string>()
+    const served = [...running]
+    for (let turn = 0; turn < 6; turn++) {
+      // The older of the two running turns gives its slot up; the claim fills it.
+      const gaveUp = running[0]!
+      yielded = yieldedAfter(yielded, { gaveUp })
+      const readyNow = eps.filter((e) => !running.slice(1).includes(e.endpoint_id))
+      const next = fairShareOrder(readyNow, states({}), 1, yielded)[0]!.endpoint_id
+      yielded = yieldedAfter(yielded, { claimed: [next] })
+      running = [running[1]!, next]
+      served.push(next)
+    }
+    expect(served).toEqual(['a-001', 'a-002', 'a-003', 'a-004', 'a-001', 'a-002', 'a-003', 'a-004'])
+  })
+})
+
+describe('yieldedAfter: a worker remembers turns given up until they are claimed again', () => {
+  it.each([
+    ['gave up: added last', ['x', 'y'], { gaveUp: 'z' }, ['x', 'y', 'z']],
+    ['gave up again: moved last', ['x', 'y'], { gaveUp: 'x' }, ['y', 'x']],
+    ['claimed: forgotten', ['x', 'y'], { claimed: ['x'] }, ['y']],
+    ['claimed, then gave up: last', ['x', 'y'], { claimed: ['x'], gaveUp: 'x' }, ['y', 'x']],
+  ] as const)('%s', (_, before, change, after) => {
+    expect([...yieldedAfter(new Set(before), change)]).toEqual(after)
+  })
+  it(`keeps the ${YIELDED_REMEMBERED} latest`, () => {
+    let y = new Set<string>()
+    for (let i = 0; i <= YIELDED_REMEMBERED; i++) y = yieldedAfter(y, { gaveUp: `e${i}` })
+    expect(y.size).toBe(YIELDED_REMEMBERED)
+    expect(y.has('e0')).toBe(false)
+    expect(y.has(`e${YIELDED_REMEMBERED}`)).toBe(true)
+  })
 })

@@ -1,7 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
 import {
   JOB_TIMEOUT_MS,
-  candidatesAfterYield,
   decideClaim,
   fairShareOrder,
   type DeliveryRow,
@@ -67,8 +66,9 @@ export interface DeliveryClaimParams {
    */
   readonly shareOf?: (owner: string, weight: number) => { readonly inFlight: number; readonly room?: number }
   /**
-   * Endpoints whose turns just gave their slot up to endpoints waiting for one (core
-   * `turnYieldsToWaiting`): claimed again only when no other endpoint is ready.
+   * Endpoints whose turns gave their slot up to endpoints waiting for one (core
+   * `turnYieldsToWaiting`), in the order they did: within their owner, claimed after every
+   * other ready endpoint, and among themselves in that order (core `fairShareOrder`).
    */
   readonly yielded?: ReadonlySet<string>
 }
@@ -267,11 +267,11 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
   const leaseUntil = new Date(now.getTime() + (params.leaseMs ?? JOB_TIMEOUT_MS))
   return db.transaction().execute(async (trx) => {
     const yielded = params.yielded ?? new Set<string>()
+    // Read past the endpoints that gave way, so as many others as slots are seen if there are.
     const read = await fairClaimCandidates(trx, now, limit + yielded.size)
-    const { owners: ownersReady } = read
-    const candidates = candidatesAfterYield(read.candidates, yielded)
+    const { owners: ownersReady, candidates } = read
     const shares = new Map(ownersReady.map((o) => [o.owner_id, { weight: o.weight, inFlight: 0, ...params.shareOf?.(o.owner_id, o.weight) }]))
-    const picked = fairShareOrder(candidates, shares, limit).map((c) => c.endpoint_id)
+    const picked = fairShareOrder(candidates, shares, limit, yielded).map((c) => c.endpoint_id)
     const pickedSet = new Set(picked)
     const left = new Set(candidates.filter((c) => !pickedSet.has(c.endpoint_id)).map((c) => c.owner_id))
     const ownersWaiting = ownersReady.filter((o) => left.has(o.owner_id))
