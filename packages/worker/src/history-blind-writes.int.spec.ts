@@ -32,6 +32,7 @@ function scannedSince(before: Map<string, number>, after: Map<string, number>): 
 describe('the hot path on a long history', () => {
   let h: EngineHarness
   let endpointId: string
+  let serverVersion = 0
   beforeAll(async () => {
     h = await engineHarness()
     endpointId = (await h.createEndpoint()).endpoint.id
@@ -59,12 +60,15 @@ describe('the hot path on a long history', () => {
     })
     // As the statistics refresh would have (the planner's view of a long history).
     await sql`analyze`.execute(admin)
-    // The counters are flushed on demand by the connection that made them (a test-only grant).
-    await sql`grant execute on function pg_stat_force_next_flush() to ${sql.id(h.roleName('service'))}`.execute(admin)
+    // The counters are flushed on demand by the connection that made them (a test-only grant;
+    // PostgreSQL 15+, whose statistics live in shared memory: 14's collector reports late).
+    serverVersion = Number((await sql<{ v: string }>`select current_setting('server_version_num') as v`.execute(admin)).rows[0]!.v)
+    if (serverVersion >= 150000) await sql`grant execute on function pg_stat_force_next_flush() to ${sql.id(h.roleName('service'))}`.execute(admin)
   }, 60_000)
   afterAll(() => h?.close())
 
-  it('publish, fan-out, claim and settle scan no history table', async () => {
+  it('publish, fan-out, claim and settle scan no history table', async (ctx) => {
+    if (serverVersion < 150000) ctx.skip()
     await h.db.connection().execute(async (conn) => {
       const catalog = createEventCatalog()
       const scans: string[] = []
