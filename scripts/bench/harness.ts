@@ -14,7 +14,7 @@ import { openEmbeddedDatabase, type EmbeddedDatabase } from '@hookledger/embedde
 import { CpuMeter } from './cpu-meter.js'
 import { pinBenchProcesses } from './cpu-pinning.js'
 import { Receiver } from './receiver.js'
-import { CHARTS_DIR, EXPLAIN_MS, NO_PREPARE, ONLY, PG_SETTINGS, POOL_SIZE, QUICK, RESULTS_DIR, ROOT, SCALE, cfg, targets } from './settings.js'
+import { CHARTS_DIR, EXPLAIN_MS, ONLY, PREPARE, PG_SETTINGS, POOL_SIZE, QUICK, RESULTS_DIR, ROOT, SCALE, cfg, targets } from './settings.js'
 import { writeBenchCharts } from './charts/bench-charts.js'
 import { Progress, log, round } from './util.js'
 
@@ -55,7 +55,7 @@ export function benchDb(url: string, max: number): Db {
   pool.on('error', (err: Error & { code?: string }) => {
     if (err.code !== '57P01') log(`idle database client: ${err.message}`)
   })
-  return createDb(pool, { prepare: !NO_PREPARE })
+  return createDb(pool, { prepare: PREPARE })
 }
 
 /** A new database `name` in the bench's cluster, migrated with the real migrations. */

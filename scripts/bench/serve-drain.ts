@@ -16,7 +16,7 @@ import { encodeMasterKey } from '@hookledger/core'
 import { createEndpoints, eventId, publish, waitCompleted } from './fixtures.js'
 import { isCompletion, resetStatements, topStatements } from './drain-diagnostics.js'
 import { freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
-import { NO_PREPARE, OWNER, PROFILE, QUICK, RESULTS_DIR, ROOT, STATS, cfg } from './settings.js'
+import { OWNER, PREPARE, PROFILE, QUICK, RESULTS_DIR, ROOT, STATS, cfg } from './settings.js'
 import { shared } from './shared.js'
 import { round } from './util.js'
 
@@ -42,7 +42,7 @@ export async function serveDrainScenario({ env, progress }: ScenarioContext): Pr
         HOOKLEDGER_MASTER_KEY: encodeMasterKey(env.masterKey),
         HOOKLEDGER_EGRESS_ALLOW: '127.0.0.0/8',
         HOOKLEDGER_DATA_DIR: dataDir,
-        ...(NO_PREPARE ? { HOOKLEDGER_DB_PREPARED_STATEMENTS: 'off' } : {}),
+        ...(PREPARE ? { HOOKLEDGER_DB_PREPARED_STATEMENTS: 'on' } : {}),
         LOG_LEVEL: 'warn',
       },
       stdio: ['ignore', 'pipe', 'inherit'],

@@ -10,7 +10,8 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { JOB_TIMEOUT_MS, createEventCatalog } from '@hookledger/core'
-import { PREPARE_AFTER, deliveryClaim, deliverySettleBatch, eventInsert, fanoutRun, type ClaimedDelivery, type Db } from '@hookledger/store'
+import pg from 'pg'
+import { PREPARE_AFTER, createDb, deliveryClaim, deliverySettleBatch, eventInsert, fanoutRun, type ClaimedDelivery, type Db } from '@hookledger/store'
 import { adminDbOf, bypassLedgerGuards, completedSettlement, engineHarness, type EngineHarness } from '@hookledger/testkit'
 
 const HISTORY = 20_000
@@ -67,9 +68,11 @@ describe('the hot path on a long history', () => {
   }, 60_000)
   afterAll(() => h?.close())
 
-  it('publish, fan-out, claim and settle scan no history table', async (ctx) => {
+  // As the service runs by default, and with its repeated statements prepared (HOOKLEDGER_DB_PREPARED_STATEMENTS=on).
+  it.for([false, true])('publish, fan-out, claim and settle scan no history table (prepared statements: %s)', async (prepare, ctx) => {
     if (serverVersion < 150000) ctx.skip()
-    await h.db.connection().execute(async (conn) => {
+    const db = createDb(new pg.Pool({ connectionString: h.roleUrl('service'), max: 1 }), { prepare })
+    await db.connection().execute(async (conn) => {
       const catalog = createEventCatalog()
       const scans: string[] = []
       // Until the plans kept for the connection are the ones in use: its repeated statements are
@@ -88,7 +91,7 @@ describe('the hot path on a long history', () => {
             conn.transaction().execute((trx) =>
               eventInsert(trx, {
                 owner_id: h.owner,
-                event: { id: `new_${round}_${n}`, type: 'booking.created', subject: 'booking://new', occurred_at: now, data: {} },
+                event: { id: `new_${prepare}_${round}_${n}`, type: 'booking.created', subject: 'booking://new', occurred_at: now, data: {} },
                 now,
                 actor: 'system',
               }),
@@ -113,6 +116,6 @@ describe('the hot path on a long history', () => {
         await step('settle', () => deliverySettleBatch(conn, passedOn.map((c) => completedSettlement(c, h.clock.now(), 'worker:t')), h.clock.now(), next))
       }
       expect(scans).toEqual([])
-    })
+    }).finally(() => db.destroy())
   })
 })

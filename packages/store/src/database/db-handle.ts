@@ -26,14 +26,14 @@ export function dbSchemaOf(db: Kysely<any>): string {
  * Every connection's `search_path` is set to `schema` alone when Kysely first sees it, so the
  * store's unqualified SQL names hookledger's tables and never an application's `public.events`
  * sharing the database (a connection handed out by the pool keeps its session settings).
- * Statements a connection repeats are prepared on it (prepared-statements.ts) unless `prepare`
- * is false.
+ * With `prepare`, statements a connection repeats are prepared on it (prepared-statements.ts;
+ * off by default: see there).
  */
 export function createDb(pool: import('kysely').PostgresPool, options: { schema?: string; prepare?: boolean } = {}): Db {
   const schema = assertDbSchemaName(options.schema ?? DEFAULT_DB_SCHEMA)
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({
-      pool: options.prepare === false ? pool : preparingPool(pool),
+      pool: options.prepare === true ? preparingPool(pool) : pool,
       onCreateConnection: async (connection) => {
         await connection.executeQuery(CompiledQuery.raw(`set search_path to "${schema}"`))
       },

@@ -4,17 +4,26 @@
  * no longer run because its table changed shape.
  */
 import { sql } from 'kysely'
+import pg from 'pg'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { testDatabase, type TestDatabase } from '@hookledger/testkit'
+import type { Db } from './database.js'
+import { createDb } from './db-handle.js'
 import { PREPARE_AFTER, statementName } from './prepared-statements.js'
 
-let t: TestDatabase
+let database: TestDatabase
+// One connection, preparing (off by default).
+let t: { db: Db }
 beforeAll(async () => {
-  t = await testDatabase({ poolSize: 1 })
+  database = await testDatabase({ poolSize: 1 })
+  t = { db: createDb(new pg.Pool({ connectionString: database.url, max: 1 }), { prepare: true }) }
   await sql`create table scratch (id int primary key)`.execute(t.db)
   await sql`insert into scratch values (1), (2)`.execute(t.db)
 })
-afterAll(() => t.close())
+afterAll(async () => {
+  await t.db.destroy()
+  await database.close()
+})
 
 const read = (id: number) => sql<{ id: number }>`select * from scratch where id = ${id}`.execute(t.db)
 const prepared = async () =>
