@@ -3,7 +3,7 @@
  * fresh migrated database per scenario, timing and error capture per scenario, one JSON line
  * per scenario on stdout as it finishes, the table at the end, and bench-results/*.json.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
@@ -152,6 +152,9 @@ function printTable(): void {
   for (const l of lines.slice(1)) process.stdout.write(fmt(l) + '\n')
 }
 
+/** Where `--explain` leaves the cluster's log (auto_explain's plans) when the run ends. */
+const EXPLAIN_LOG = path.join(RESULTS_DIR, 'explain.log')
+
 /**
  * Starts the cluster and the receiver, runs `body` (the scenarios), prints the table and
  * writes the results; always stops and removes what it started. Resolves with the exit code:
@@ -165,13 +168,8 @@ export async function benchRun(body: (env: Env) => Promise<void>): Promise<numbe
   try {
     log(`${QUICK ? 'quick (1/50 scale)' : 'full'} run; PostgreSQL under ${dataDir}`)
     mkdirSync(RESULTS_DIR, { recursive: true })
-    const explainLog = path.join(RESULTS_DIR, 'explain.log')
-    if (EXPLAIN_MS) rmSync(explainLog, { force: true })
-    embedded = await openEmbeddedDatabase({
-      dataDir,
-      settings: PG_SETTINGS,
-      ...(EXPLAIN_MS ? { onLog: (line: string) => void appendFileSync(explainLog, line) } : {}),
-    })
+    if (EXPLAIN_MS) rmSync(EXPLAIN_LOG, { force: true })
+    embedded = await openEmbeddedDatabase({ dataDir, settings: PG_SETTINGS })
     receiver = await Receiver.start()
     const admin = new pg.Client({ connectionString: embedded.url('postgres') })
     await admin.connect()
@@ -234,6 +232,8 @@ export async function benchRun(body: (env: Env) => Promise<void>): Promise<numbe
   } finally {
     await receiver?.stop().catch(() => {})
     await embedded?.stop().catch(() => {})
+    // auto_explain writes into the cluster's own log, which goes with the cluster.
+    if (embedded && EXPLAIN_MS) copyFileSync(path.join(embedded.clusterDir, 'server.log'), EXPLAIN_LOG)
     if (embedded) rmSync(embedded.clusterDir, { recursive: true, force: true })
     rmSync(dataDir, { recursive: true, force: true })
   }

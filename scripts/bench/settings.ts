@@ -59,6 +59,10 @@ export const PG_SETTINGS: Record<string, string> = {
         'auto_explain.log_min_duration': `${EXPLAIN_MS}ms`,
         'auto_explain.log_analyze': 'on',
         'auto_explain.log_buffers': 'on',
+        'auto_explain.log_nested_statements': 'on',
+        // A stall may be a wait, not a plan: name lock waits past a second too.
+        log_lock_waits: 'on',
+        log_autovacuum_min_duration: '0',
         log_min_messages: 'info',
       }
     : {}),

@@ -291,7 +291,10 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
         -- Still ready in this statement's snapshot: the candidates were read a statement ago, and
         -- an endpoint another worker's settle has leased again since must not have its next
         -- delivery (already sent ahead by that worker) decided here.
-        join endpoint_queue q on q.endpoint_id = p.endpoint_id and q.ready_at <= ${now}
+        -- (By primary key, as lockHeads' deliveries: a lateral the planner cannot reorder.)
+        cross join lateral (
+          select q.endpoint_id from endpoint_queue q where q.endpoint_id = p.endpoint_id and q.ready_at <= ${now} limit 1
+        ) q
         cross join lateral (${nextOfEndpoint(sql`q.endpoint_id`, now, 2, undefined, { strict: picked.some((id) => read.strict.has(id)) })}) h
       `,
       now,
