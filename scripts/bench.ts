@@ -45,8 +45,8 @@
  * (auto_explain of slower statements into bench-results/explain.log), `--profile` (CPU profile
  * of this process during the drain into bench-results/drain.cpuprofile, during `latency` and
  * `fairness`'s flood into latency.cpuprofile and fairness-flood.cpuprofile, and of
- * `serve-drain`'s service into serve-drain.cpuprofile), `--replay-phases`; `--prepare` (A/B:
- * the in-process service prepares repeated statements, off by default).
+ * `serve-drain`'s service into serve-drain.cpuprofile), `--replay-phases`; `--no-prepare` (A/B:
+ * the service without prepared statements, HOOKLEDGER_DB_PREPARED_STATEMENTS=off).
  */
 import { ceilingScenario } from './bench/ceiling.js'
 import { claimScenario } from './bench/claim-backlog.js'

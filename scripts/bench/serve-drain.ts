@@ -42,7 +42,7 @@ export async function serveDrainScenario({ env, progress }: ScenarioContext): Pr
         HOOKLEDGER_MASTER_KEY: encodeMasterKey(env.masterKey),
         HOOKLEDGER_EGRESS_ALLOW: '127.0.0.0/8',
         HOOKLEDGER_DATA_DIR: dataDir,
-        ...(PREPARE ? { HOOKLEDGER_DB_PREPARED_STATEMENTS: 'on' } : {}),
+        ...(PREPARE ? {} : { HOOKLEDGER_DB_PREPARED_STATEMENTS: 'off' }),
         LOG_LEVEL: 'warn',
       },
       stdio: ['ignore', 'pipe', 'inherit'],

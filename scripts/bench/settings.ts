@@ -18,8 +18,8 @@ export const STATS = argv.includes('--stats')
 export const PROFILE = argv.includes('--profile')
 /** Diagnostics: auto_explain statements slower than this many ms into bench-results/explain.log. */
 export const EXPLAIN_MS = argv.find((a) => a.startsWith('--explain='))?.slice('--explain='.length) ?? null
-/** A/B: the in-process service's connections prepare repeated statements (HOOKLEDGER_DB_PREPARED_STATEMENTS=on). */
-export const PREPARE = argv.includes('--prepare')
+/** The in-process service's connections prepare repeated statements, as the service's do by default; `--no-prepare` for an A/B. */
+export const PREPARE = !argv.includes('--no-prepare')
 /** Diagnostics: print where the replay of the drain's ledger spends its time. */
 export const REPLAY_PHASES = argv.includes('--replay-phases')
 /** Also write the SVG charts here (relative to the checkout), e.g. `--charts=docs/bench` after a full run. */

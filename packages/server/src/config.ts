@@ -132,10 +132,10 @@ export const configSchema = z.object({
     }
   }),
   /**
-   * `on`: a statement a connection repeats is prepared on it (store prepared-statements.ts). Off
-   * by default until a stall it causes under sustained load is understood (see there).
+   * `on` (the default): a statement a connection repeats is prepared on it (store
+   * prepared-statements.ts). `off` behind a pooler that cannot keep named statements.
    */
-  HOOKLEDGER_DB_PREPARED_STATEMENTS: z.enum(['on', 'off']).default('off').transform((v) => v === 'on'),
+  HOOKLEDGER_DB_PREPARED_STATEMENTS: z.enum(['on', 'off']).default('on').transform((v) => v === 'on'),
   HOOKLEDGER_DATA_DIR: z.string().default(DEFAULT_DATA_DIR).transform((v) => path.resolve(v)),
   HOOKLEDGER_MASTER_KEY: checked(parseMasterKey),
   HOOKLEDGER_LEDGER_SIGNING_KEY: checked(parseLedgerSigningKey),

@@ -58,7 +58,8 @@ export async function testDatabase(options: { poolSize?: number; empty?: boolean
     // its sockets close), must not surface as unhandled errors.
     pool.on('error', () => {})
     pool.on('connect', (client) => client.on('error', () => {}))
-    return createDb(pool, options.schema ? { schema: options.schema } : {})
+    // Repeated statements prepared, as the service runs them (HOOKLEDGER_DB_PREPARED_STATEMENTS).
+    return createDb(pool, { prepare: true, ...(options.schema ? { schema: options.schema } : {}) })
   }
   if (!options.empty) {
     // The clone's own roles (named after its database, as every install's are), its objects

@@ -68,7 +68,7 @@ describe('the hot path on a long history', () => {
   }, 60_000)
   afterAll(() => h?.close())
 
-  // As the service runs by default, and with its repeated statements prepared (HOOKLEDGER_DB_PREPARED_STATEMENTS=on).
+  // Planned afresh each time, and with repeated statements prepared, as the service runs by default (HOOKLEDGER_DB_PREPARED_STATEMENTS).
   it.for([false, true])('publish, fan-out, claim and settle scan no history table (prepared statements: %s)', async (prepare, ctx) => {
     if (serverVersion < 150000) ctx.skip()
     const db = createDb(new pg.Pool({ connectionString: h.roleUrl('service'), max: 1 }), { prepare })

@@ -14,12 +14,15 @@
  * sent unnamed on that connection from then on, and run again at once when it was not inside a
  * transaction.
  *
- * Off by default (`createDb`'s `prepare`, HOOKLEDGER_DB_PREPARED_STATEMENTS): with it on, the
- * bench's soak at 70 % of the drain stalled for 10–60 s (completions all but stopped while
- * publishes went on) in 6 runs of 9, and in none of 3 without it. The
- * statement whose kept plan does this is not found yet (not the fan-out's batch, not those
- * reading due deliveries); until it is, the latency it buys (publish → arrival p50 18–19 → 11–15
- * ms) is not worth a stall.
+ * A kept plan is made for the tables as they were then, so a statement must not leave to the
+ * planner's estimates how it finds a few rows among many that may grow: each row a hot-path
+ * statement touches is found by key under a lateral (delivery-claim.ts `lockHeads`,
+ * delivery-following.ts). Before the one-call settle's look-ahead was, a generic plan made while
+ * the queue was small read every due delivery once per endpoint settled, and the bench's soak
+ * stalled for 10–60 s in 6 runs of 9.
+ *
+ * `createDb`'s `prepare` (off unless asked: tests and tools plan afresh); the service turns it
+ * on unless HOOKLEDGER_DB_PREPARED_STATEMENTS=off.
  */
 import { createHash } from 'node:crypto'
 import type { PostgresPool, PostgresPoolClient } from 'kysely'
