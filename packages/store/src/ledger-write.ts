@@ -58,6 +58,12 @@ export interface LedgerWrite {
    * needs nothing locked writes and reads in one round trip (the settle's look-ahead).
    */
   readonly alongside?: RawBuilder<unknown>
+  /**
+   * The transaction commits as the session would (its `synchronous_commit` as RESET would make
+   * it), whatever an earlier statement of it set: the fan-out commits without waiting for its
+   * WAL flush, but not when it claimed too, since a claim must be durable before its POST.
+   */
+  readonly durableCommit?: boolean
 }
 
 /** A write's `leasesHeld` no longer hold: nothing was written; read the rows again, locked. */
@@ -153,7 +159,8 @@ export async function ledgerWrite(trx: Db, write: LedgerWrite): Promise<WriteRes
   // How the function's statements are planned for this call (writePlanMode), set for this
   // statement's transaction in the same round trip, before the call.
   const rows = endpoints.created.length + endpoints.changed.length + deliveries.created.length + deliveries.changed.length
-  const planMode = sql`(select set_config('plan_cache_mode', ${writePlanMode(rows + write.entries.length)}, true)) plan_mode`
+  const commitMode = write.durableCommit ? sql`, set_config('synchronous_commit', (select reset_val from pg_settings where name = 'synchronous_commit'), true)` : sql``
+  const planMode = sql`(select set_config('plan_cache_mode', ${writePlanMode(rows + write.entries.length)}, true)${commitMode}) plan_mode`
   const leases = write.leasesHeld
   const head = leases === undefined
     ? sql`select ${call} as result from ${planMode}`

@@ -1,6 +1,6 @@
 import { JOB_TIMEOUT_MS, DEFAULT_DB_SCHEMA, databaseRetryDelayMs, deliveriesChannel, eventsChannel, leaseLeftToSend, silentLogger, yieldedAfter } from '@hookledger/core'
-import type { Clock, EventCatalog, HttpTransport, Logger, SecretBox, SnoozeBudget } from '@hookledger/core'
-import { deliveryClaim, statisticsRefresh, type ClaimedDelivery, type Db, type EmbedAdmits, type Notifier, type Settlement } from '@hookledger/store'
+import type { LedgerEntry, Logger } from '@hookledger/core'
+import { deliveryClaim, statisticsRefresh, type ClaimedDelivery, type Settlement } from '@hookledger/store'
 import { DatabaseHealth } from './database-health.js'
 import { maintenancePass, scheduleMaintenance, type MaintenanceReport } from './dispatcher-maintenance.js'
 import { silentObserver, type DispatcherObserver } from './dispatcher-observer.js'
@@ -8,7 +8,9 @@ import { executeDelivery, type ExecutorDeps } from './delivery-executor.js'
 import { endpointTurn } from './endpoint-turn.js'
 import { SettleBatcher } from './settle-batcher.js'
 import { OwnerSlots } from './owner-slots.js'
-import { FANOUT_PASS_BUDGET_MS, FanoutLoop, fanoutPass } from './fanout-loop.js'
+import { FANOUT_PASS_BUDGET_MS, FanoutLoop, fanoutPass, type FanoutClaims, type FanoutPassResult } from './fanout-loop.js'
+import { SlotHolds, type SlotHold } from './slot-holds.js'
+import type { DispatcherOptions, StepReport } from './dispatcher-options.js'
 import { idleWaitMs } from './producer-wait.js'
 
 export const CONCURRENCY_DEFAULT = 64
@@ -18,50 +20,7 @@ export const SHUTDOWN_GRACE_DEFAULT_MS = 15_000
 /** After the grace period, how long shutdown keeps trying to write outcomes to an unreachable database. */
 export const SHUTDOWN_SETTLE_DEADLINE_MS = 2_000
 
-export interface DispatcherOptions {
-  readonly db: Db
-  readonly clock: Clock
-  readonly transport: HttpTransport
-  readonly secretBox: SecretBox
-  readonly catalog: EventCatalog
-  readonly embedAdmits: EmbedAdmits
-  readonly workerId: string
-  readonly logger?: Logger
-  readonly notifier?: Notifier
-  /** The database schema of this install: its NOTIFY channels are named after it (eventsChannel in core). */
-  readonly schema?: string
-  readonly concurrency?: number
-  /** Deliveries an endpoint's turn keeps its slot for while others wait (core TURN_DELIVERIES_WHILE_OTHERS_WAIT). */
-  readonly turnShare?: number
-  readonly pollIntervalMs?: number
-  readonly maintenanceIntervalMs?: number
-  readonly retentionMs?: number
-  /** Settled deliveries whose last change is older than this leave the `deliveries` table (default 30). */
-  readonly deliveryRetentionDays?: number
-  readonly shutdownGraceMs?: number
-  /** Bounds one attempt: its request is aborted after it (default 15 s). */
-  readonly jobTimeoutMs?: number
-  /**
-   * How long a claim holds the delivery and its endpoint; after it the rescuer takes it back.
-   * Longer than the job timeout (see core `deriveAttemptTimeouts`); defaults to it.
-   */
-  readonly leaseMs?: number
-  /** How long Retry-After may postpone a run before it spends attempts (core's default). */
-  readonly snoozeBudget?: SnoozeBudget
-  /** Shared with the process's other loops, so an outage is logged once. */
-  readonly health?: DatabaseHealth
-  /** Instruments (metrics, the summary log). */
-  readonly observer?: DispatcherObserver
-}
-
-/** Counts of one `runOnce` step. */
-export interface StepReport {
-  fannedOut: number
-  enqueued: number
-  claimed: number
-  settledOnClaim: number
-  attempted: number
-}
+export type { DispatcherOptions, StepReport }
 
 /**
  * The delivery engine of one process: fan-out, a producer that claims only as many deliveries
@@ -76,6 +35,8 @@ export class Dispatcher {
   readonly #settler: SettleBatcher
   readonly #concurrency: number
   #inflight = new Set<Promise<void>>()
+  /** Free slots held by the claims in progress (the producer's, the fan-out's: slot-holds.ts). */
+  readonly #holds = new SlotHolds(() => this.#concurrency - this.#inflight.size)
   /** The slots per owner, and whose turns give theirs back (fair share across owners). */
   readonly #slots: OwnerSlots
   /** The POSTs of those, until answered (shutdown waits for these, not for their settles). */
@@ -106,7 +67,7 @@ export class Dispatcher {
     this.#health = options.health ?? new DatabaseHealth(this.#log)
     this.#observer = options.observer ?? silentObserver
     this.#fanout = new FanoutLoop({
-      run: () => this.fanoutOnce(FANOUT_PASS_BUDGET_MS),
+      run: () => this.fanoutOnce(FANOUT_PASS_BUDGET_MS, this.#fanoutClaims),
       refreshStatistics: () => statisticsRefresh(options.db),
       fannedOut: () => this.#wakeProducer(),
       health: this.#health,
@@ -273,29 +234,46 @@ export class Dispatcher {
    * anything. While every slot is taken it looks whether an owner waits below its share.
    */
   async #step(): Promise<boolean> {
-    const free = this.#concurrency - this.#inflight.size
     const now = this.#o.clock.now()
     this.#lastClaimAt = now
-    if (free <= 0) {
+    const hold = this.#holds.hold()
+    if (!hold) {
       // Passes while full come from NOTIFY (new events) and the poll, so this look is cheap.
       await this.#slots.lookWhileFull(this.#o.db, now)
       return false
     }
     const started = performance.now()
-    const yielded = this.#yielded
-    const { claimed, settled, entries, ownersWaiting: waiting, endpointsWaiting } = await deliveryClaim(this.#o.db, {
-      now,
-      limit: free,
-      actor: this.#actor,
-      yielded,
-      shareOf: (owner, weight) => this.#slots.shareOf(owner, weight, free, performance.now()),
-      ...(this.#leaseMs !== undefined ? { leaseMs: this.#leaseMs } : {}),
-    })
-    if (claimed.length + settled > 0) this.#observer.claimed(claimed.length + settled, entries, performance.now() - started)
-    this.#yielded = yieldedAfter(this.#yielded, { claimed: claimed.map((c) => c.endpoint.id) })
-    for (const c of claimed) this.#launch(c)
+    const { claimed, settled, entries, ownersWaiting: waiting, endpointsWaiting } = await deliveryClaim(this.#o.db, { now, actor: this.#actor, ...this.#claimParams(hold) }).finally(() => hold.release())
+    this.#launchClaimed(claimed, settled, entries, performance.now() - started)
     await this.#slots.afterClaim(this.#o.db, this.#concurrency - this.#inflight.size, waiting, endpointsWaiting)
     return claimed.length > 0 || settled > 0
+  }
+
+  /** A claim's parameters for the slots it holds. */
+  #claimParams(hold: SlotHold) {
+    return {
+      limit: hold.limit,
+      picked: hold.picked,
+      yielded: this.#yielded,
+      shareOf: (owner: string, weight: number) => this.#slots.shareOf(owner, weight, hold.limit, performance.now()),
+      ...(this.#leaseMs !== undefined ? { leaseMs: this.#leaseMs } : {}),
+    }
+  }
+
+  /** The fan-out's claims: into the free slots, while running; what they claimed is sent once committed. */
+  readonly #fanoutClaims: FanoutClaims = {
+    hold: () => {
+      const hold = this.#running ? this.#holds.hold() : null
+      return hold && { params: this.#claimParams(hold), release: hold.release }
+    },
+    claimed: (r) => this.#launchClaimed(r.claimed, r.claim!.settled, r.claim!.entries, r.claim!.ms),
+  }
+
+  /** Counts a claim and sends what it claimed. */
+  #launchClaimed(claimed: readonly ClaimedDelivery[], settled: number, entries: readonly LedgerEntry[], ms: number): void {
+    if (claimed.length + settled > 0) this.#observer.claimed(claimed.length + settled, entries, ms)
+    this.#yielded = yieldedAfter(this.#yielded, { claimed: claimed.map((c) => c.endpoint.id) })
+    for (const c of claimed) this.#launch(c)
   }
 
   #launch(c: ClaimedDelivery): void {
@@ -351,9 +329,9 @@ export class Dispatcher {
    * Fans out every waiting event; with `budgetMs`, for about that long (`more`: events are left;
    * the fan-out loop's passes, so it looks between them whether it is stopping).
    */
-  fanoutOnce(budgetMs = Infinity): Promise<{ events: number; enqueued: number; more: boolean }> {
+  fanoutOnce(budgetMs = Infinity, claims?: FanoutClaims): Promise<FanoutPassResult> {
     const o = this.#o
-    return fanoutPass({ db: o.db, clock: o.clock, catalog: o.catalog, embedAdmits: o.embedAdmits, actor: this.#actor, observer: this.#observer }, budgetMs)
+    return fanoutPass({ db: o.db, clock: o.clock, catalog: o.catalog, embedAdmits: o.embedAdmits, actor: this.#actor, observer: this.#observer, ...(claims ? { claims } : {}) }, budgetMs)
   }
 
   /**

@@ -1,5 +1,5 @@
 import { databaseRetryDelayMs, type Clock, type EventCatalog, type Logger } from '@hookledger/core'
-import { fanoutRun, type Db, type EmbedAdmits } from '@hookledger/store'
+import { fanoutRun, type Db, type DeliveryClaimParams, type EmbedAdmits, type FanoutRunResult } from '@hookledger/store'
 import type { DatabaseHealth } from './database-health.js'
 import type { DispatcherObserver } from './dispatcher-observer.js'
 
@@ -23,6 +23,16 @@ export interface FanoutPassDeps {
   /** `worker:<id>`. */
   readonly actor: string
   readonly observer: DispatcherObserver
+  /** When given, each fan-out transaction also claims into free slots (store `FanoutParams.claim`). */
+  readonly claims?: FanoutClaims
+}
+
+/** The dispatcher's side of the fan-out's claims. */
+export interface FanoutClaims {
+  /** The claim's parameters, its free slots held until `release` (null: none free, or stopping). */
+  hold(): { readonly params: Omit<DeliveryClaimParams, 'now' | 'actor'>; release(): void } | null
+  /** Its transaction committed what its claim leased: send it. */
+  claimed(result: FanoutRunResult): void
 }
 
 /**
@@ -30,30 +40,51 @@ export interface FanoutPassDeps {
  * (`more`: events are left — the fan-out loop's passes, so it looks between them whether it is
  * stopping).
  */
-export async function fanoutPass(deps: FanoutPassDeps, budgetMs = Infinity): Promise<{ events: number; enqueued: number; more: boolean }> {
+export async function fanoutPass(deps: FanoutPassDeps, budgetMs = Infinity): Promise<FanoutPassResult> {
   let events = 0
   let enqueued = 0
+  let left = false
   const started = performance.now()
   for (;;) {
-    const r = await fanoutRun(deps.db, { now: deps.clock.now(), catalog: deps.catalog, embedAdmits: deps.embedAdmits, actor: deps.actor, limit: FANOUT_BATCH })
+    // The claim's slots are held from the moment it is asked for until the transaction ends.
+    let release = () => {}
+    const claim = deps.claims && (() => {
+      const slots = deps.claims!.hold()
+      if (slots) release = slots.release
+      return slots?.params ?? null
+    })
+    const r = await fanoutRun(deps.db, { now: deps.clock.now(), catalog: deps.catalog, embedAdmits: deps.embedAdmits, actor: deps.actor, limit: FANOUT_BATCH, ...(claim ? { claim } : {}) })
+      .finally(() => release())
+    if (r.claim) deps.claims?.claimed(r)
     events += r.events
     enqueued += r.enqueued
+    left ||= r.left
     if (r.events > 0) deps.observer.fannedOut?.(r.events, r.enqueued)
     // Nothing else was waiting (or another worker holds it); or the pass has run its time.
-    if (!r.more || performance.now() - started >= budgetMs) return { events, enqueued, more: r.more }
+    if (!r.more || performance.now() - started >= budgetMs) return { events, enqueued, more: r.more, left }
   }
+}
+
+/** What a fan-out pass did. */
+export interface FanoutPassResult {
+  readonly events: number
+  readonly enqueued: number
+  /** Events are left (the pass ran its time). */
+  readonly more: boolean
+  /** Deliveries were enqueued that its claims did not lease: the producer may claim them. */
+  readonly left: boolean
 }
 
 /** What the loop runs and whom it tells. */
 export interface FanoutLoopDeps {
   /** One fan-out pass: every waiting event, or as many as its time budget allows (`more`). */
-  readonly run: () => Promise<{ events: number; enqueued: number; more: boolean }>
+  readonly run: () => Promise<FanoutPassResult>
   /**
    * After every STATISTICS_REFRESH_AFTER deliveries enqueued: brings the planner's statistics
    * up to a burst (store statisticsRefresh), naming the tables it analyzed.
    */
   readonly refreshStatistics?: () => Promise<string[]>
-  /** Deliveries were enqueued: the producer may claim them. */
+  /** Deliveries were enqueued that the fan-out did not claim itself: the producer may claim them. */
   readonly fannedOut: () => void
   readonly health: DatabaseHealth
   readonly log: Logger
@@ -114,7 +145,7 @@ export class FanoutLoop {
         const r = await this.deps.run()
         failures = 0
         this.deps.health.succeeded()
-        if (r.events > 0) this.deps.fannedOut()
+        if (r.left) this.deps.fannedOut()
         this.#enqueuedSinceRefresh += r.enqueued
         if (this.#enqueuedSinceRefresh >= STATISTICS_REFRESH_AFTER) await this.#refreshStatistics()
         if (r.more) continue

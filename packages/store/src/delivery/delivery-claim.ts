@@ -71,6 +71,20 @@ export interface DeliveryClaimParams {
    * other ready endpoint, and among themselves in that order (core `fairShareOrder`).
    */
   readonly yielded?: ReadonlySet<string>
+  /**
+   * Told how many endpoints the claim will go on to lock, once it has weighed the candidates (at
+   * most `limit`): the caller may hand the other free slots to a claim running beside this one.
+   */
+  readonly picked?: (endpoints: number) => void
+}
+
+/** A claim inside a transaction another write opened (the fan-out's: `claimInTransaction`). */
+export interface ClaimInTransactionParams extends DeliveryClaimParams {
+  /**
+   * The transaction committed without waiting for its WAL flush so far (the fan-out's): a claim
+   * must be durable before its POST, so its write restores the commit mode the session had.
+   */
+  readonly restoreDurableCommit?: boolean
 }
 
 export interface DeliveryClaimResult {
@@ -262,55 +276,60 @@ export function decideHeads(
  * discarded, not stranded; once they are, the endpoint leaves the claim path.
  */
 export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promise<DeliveryClaimResult> {
+  if (params.limit <= 0) return { claimed: [], settled: 0, entries: [], ownersWaiting: [], endpointsWaiting: 0 }
+  return db.transaction().execute((trx) => claimInTransaction(trx, params))
+}
+
+/** `deliveryClaim`'s work, in the caller's transaction (the fan-out claims what it enqueued in its own). */
+export async function claimInTransaction(trx: Trx, params: ClaimInTransactionParams): Promise<DeliveryClaimResult> {
   const { now, limit, actor } = params
   if (limit <= 0) return { claimed: [], settled: 0, entries: [], ownersWaiting: [], endpointsWaiting: 0 }
   const leaseUntil = new Date(now.getTime() + (params.leaseMs ?? JOB_TIMEOUT_MS))
-  return db.transaction().execute(async (trx) => {
-    const yielded = params.yielded ?? new Set<string>()
-    // Read past the endpoints that gave way, so as many others as slots are seen if there are.
-    const read = await fairClaimCandidates(trx, now, limit + yielded.size)
-    const { owners: ownersReady, candidates } = read
-    const shares = new Map(ownersReady.map((o) => [o.owner_id, { weight: o.weight, inFlight: 0, ...params.shareOf?.(o.owner_id, o.weight) }]))
-    const picked = fairShareOrder(candidates, shares, limit, yielded).map((c) => c.endpoint_id)
-    const pickedSet = new Set(picked)
-    const left = new Set(candidates.filter((c) => !pickedSet.has(c.endpoint_id)).map((c) => c.owner_id))
-    const ownersWaiting = ownersReady.filter((o) => left.has(o.owner_id))
-    // Every endpoint ready that this claim did not take (the candidates are capped by the free
-    // slots, so an owner can have more ready than were weighed), of owners with room.
-    const pickedOf = new Map<string, number>()
-    for (const c of candidates) if (pickedSet.has(c.endpoint_id)) pickedOf.set(c.owner_id, (pickedOf.get(c.owner_id) ?? 0) + 1)
-    const endpointsWaiting = ownersReady.reduce((n, o) => n + (o.room === 0 ? 0 : Math.max(0, o.ready - (pickedOf.get(o.owner_id) ?? 0))), 0)
-    if (picked.length === 0) return { claimed: [], settled: 0, entries: [], ownersWaiting, endpointsWaiting }
-    // Without a strict endpoint among them the statement leaves the strict line out (planning its
-    // joins was half of the statement's time: 1.1–1.3 → 0.6 ms); one made strict since is not read, and
-    // the next pass takes it.
-    const { locked, endpoints: endpointById } = await lockHeads(
-      trx,
-      sql`
-        select h.id, h.k as nth from unnest(${picked}::uuid[]) as p(endpoint_id)
-        -- Still ready in this statement's snapshot: the candidates were read a statement ago, and
-        -- an endpoint another worker's settle has leased again since must not have its next
-        -- delivery (already sent ahead by that worker) decided here.
-        -- (By primary key, as lockHeads' deliveries: a lateral the planner cannot reorder.)
-        cross join lateral (
-          select q.endpoint_id from endpoint_queue q where q.endpoint_id = p.endpoint_id and q.ready_at <= ${now} limit 1
-        ) q
-        cross join lateral (${nextOfEndpoint(sql`q.endpoint_id`, now, 2, undefined, { strict: picked.some((id) => read.strict.has(id)) })}) h
-      `,
-      now,
-      true,
-    )
-    const { heads, following } = splitHeads(locked, limit)
-    if (heads.length === 0) return { claimed: [], settled: 0, entries: [], ownersWaiting, endpointsWaiting }
-    const deliveries = heads.map((h) => h.delivery)
-    // Locked with their heads, so the lease is decided on their latest state.
-    const endpoints = [...new Set(deliveries.map((d) => d.endpoint_id))].sort().map((id) => endpointById.get(id)!)
-    const { entries, claimedIds } = decideHeads(heads, endpointById, { now, actor, leaseUntil })
-    const written = await ledgerWrite(trx, { base: { endpoints, deliveries }, entries })
-    const eventById = new Map(heads.map((h) => [h.delivery.id, h.event]))
-    const claimed = claimedOf(claimedIds, written, eventById, following)
-    return { claimed, settled: deliveries.length - claimed.length, entries, ownersWaiting, endpointsWaiting }
-  })
+  const yielded = params.yielded ?? new Set<string>()
+  // Read past the endpoints that gave way, so as many others as slots are seen if there are.
+  const read = await fairClaimCandidates(trx, now, limit + yielded.size)
+  const { owners: ownersReady, candidates } = read
+  const shares = new Map(ownersReady.map((o) => [o.owner_id, { weight: o.weight, inFlight: 0, ...params.shareOf?.(o.owner_id, o.weight) }]))
+  const picked = fairShareOrder(candidates, shares, limit, yielded).map((c) => c.endpoint_id)
+  const pickedSet = new Set(picked)
+  const left = new Set(candidates.filter((c) => !pickedSet.has(c.endpoint_id)).map((c) => c.owner_id))
+  const ownersWaiting = ownersReady.filter((o) => left.has(o.owner_id))
+  // Every endpoint ready that this claim did not take (the candidates are capped by the free
+  // slots, so an owner can have more ready than were weighed), of owners with room.
+  const pickedOf = new Map<string, number>()
+  for (const c of candidates) if (pickedSet.has(c.endpoint_id)) pickedOf.set(c.owner_id, (pickedOf.get(c.owner_id) ?? 0) + 1)
+  const endpointsWaiting = ownersReady.reduce((n, o) => n + (o.room === 0 ? 0 : Math.max(0, o.ready - (pickedOf.get(o.owner_id) ?? 0))), 0)
+  params.picked?.(picked.length)
+  if (picked.length === 0) return { claimed: [], settled: 0, entries: [], ownersWaiting, endpointsWaiting }
+  // Without a strict endpoint among them the statement leaves the strict line out (planning its
+  // joins was half of the statement's time: 1.1–1.3 → 0.6 ms); one made strict since is not read, and
+  // the next pass takes it.
+  const { locked, endpoints: endpointById } = await lockHeads(
+    trx,
+    sql`
+      select h.id, h.k as nth from unnest(${picked}::uuid[]) as p(endpoint_id)
+      -- Still ready in this statement's snapshot: the candidates were read a statement ago, and
+      -- an endpoint another worker's settle has leased again since must not have its next
+      -- delivery (already sent ahead by that worker) decided here.
+      -- (By primary key, as lockHeads' deliveries: a lateral the planner cannot reorder.)
+      cross join lateral (
+        select q.endpoint_id from endpoint_queue q where q.endpoint_id = p.endpoint_id and q.ready_at <= ${now} limit 1
+      ) q
+      cross join lateral (${nextOfEndpoint(sql`q.endpoint_id`, now, 2, undefined, { strict: picked.some((id) => read.strict.has(id)) })}) h
+    `,
+    now,
+    true,
+  )
+  const { heads, following } = splitHeads(locked, limit)
+  if (heads.length === 0) return { claimed: [], settled: 0, entries: [], ownersWaiting, endpointsWaiting }
+  const deliveries = heads.map((h) => h.delivery)
+  // Locked with their heads, so the lease is decided on their latest state.
+  const endpoints = [...new Set(deliveries.map((d) => d.endpoint_id))].sort().map((id) => endpointById.get(id)!)
+  const { entries, claimedIds } = decideHeads(heads, endpointById, { now, actor, leaseUntil })
+  const written = await ledgerWrite(trx, { base: { endpoints, deliveries }, entries, ...(params.restoreDurableCommit ? { durableCommit: true } : {}) })
+  const eventById = new Map(heads.map((h) => [h.delivery.id, h.event]))
+  const claimed = claimedOf(claimedIds, written, eventById, following)
+  return { claimed, settled: deliveries.length - claimed.length, entries, ownersWaiting, endpointsWaiting }
 }
 
 /** The claims as written, each with its endpoint's following delivery. */

@@ -10,8 +10,9 @@ import {
   type LedgerEntry,
 } from '@hookledger/core'
 import type { Db } from '../database/database.js'
-import type { ThinEvent } from './delivery-claim.js'
+import { claimInTransaction, type ClaimedDelivery, type DeliveryClaimParams, type ThinEvent } from './delivery-claim.js'
 import { ledgerWrite } from '../ledger-write.js'
+import { channelSql } from '../event-publish.js'
 import { EVENT_TYPE_COLUMNS } from '../event-types.js'
 
 /**
@@ -47,6 +48,31 @@ export interface FanoutParams {
   readonly actor: string
   /** Events per transaction. */
   readonly limit?: number
+  /**
+   * Asked once the deliveries are enqueued: whether to claim in the same transaction, and into
+   * how many free slots (null: not now). A delivery to an idle endpoint is then leased by the
+   * transaction that created it, without waiting for the producer's next pass and its own
+   * transaction: publish → POST is one transaction shorter. The claim is the producer's own
+   * (fair share, limits, at most one per endpoint, skip-locked), so a claim running beside it
+   * passes over what it holds.
+   */
+  readonly claim?: () => Omit<DeliveryClaimParams, 'now' | 'actor'> | null
+}
+
+/** What a fan-out transaction did. */
+export interface FanoutRunResult {
+  readonly events: number
+  readonly enqueued: number
+  /** Events of types the catalog keeps internal (counted, never delivered). */
+  readonly internal: number
+  /** More events were waiting. */
+  readonly more: boolean
+  /** Deliveries were enqueued that its claim did not lease: a producer may claim them (NOTIFY sent). */
+  readonly left: boolean
+  /** Deliveries its claim leased (`FanoutParams.claim`), the caller's to send. */
+  readonly claimed: readonly ClaimedDelivery[]
+  /** The claim's ledger entries and its timing, for instruments. */
+  readonly claim: { readonly entries: readonly LedgerEntry[]; readonly settled: number; readonly ms: number } | null
 }
 
 interface EventRow extends ThinEvent {
@@ -130,7 +156,7 @@ function fairFanoutBatch(limit: number, cap: number) {
  * `fanout.decided` entry naming what matched and what scope denied. Returns the number of
  * events handled and deliveries enqueued.
  */
-export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events: number; enqueued: number; internal: number; more: boolean }> {
+export async function fanoutRun(db: Db, params: FanoutParams): Promise<FanoutRunResult> {
   const { now, actor } = params
   const internal = new Map<string, number>()
   const result = await db.transaction().execute(async (trx) => {
@@ -153,7 +179,7 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
         order by b.published_at, b.id
       `.execute(trx)
     ).rows
-    if (joined.length === 0) return { events: 0, enqueued: 0, more: false }
+    if (joined.length === 0) return { events: 0, enqueued: 0, more: false, left: false, claimed: [], claim: null }
     const events: EventRow[] = joined.map((r) => ({ owner_id: r.owner_id, id: r.id, type: r.type, subject: r.subject, occurred_at: r.occurred_at, data: r.data }))
     const catalog = catalogWithDeclared(params.catalog, declaredOf(joined))
     const owners = [...new Set(events.map((e) => e.owner_id))]
@@ -189,6 +215,9 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
       }
       entries.push(...fanoutEntries({ event, matched, denied, visible }, { now, actor }))
     }
+    // Whether this transaction claims too (the caller's free slots, asked before the write: its
+    // NOTIFY then waits for the claim, and goes out only for what the claim left).
+    const slots = entries.some((e) => e.kind === 'delivery.enqueued') ? (params.claim?.() ?? null) : null
     // A pair (endpoint, event) that already has a delivery keeps it, and its `delivery.enqueued`
     // entry is dropped so the ledger matches the table. In the same statement: mark the events
     // fanned out, and NOTIFY (sent on commit) if anything was enqueued. Its queue merge takes
@@ -199,10 +228,20 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<{ events:
       existingDeliveries: 'keep',
       queueMerge: 'earliest',
       fannedOut: { events: events.map((e) => ({ owner_id: e.owner_id, id: e.id })), at: now },
-      notify: { channel: 'deliveries', when: 'deliveries_inserted' },
+      ...(slots ? {} : { notify: { channel: 'deliveries', when: 'deliveries_inserted' } as const }),
     })
     const inserted = written.insertedDeliveries
-    return { events: events.length, enqueued: inserted.size, more: joined[0]!.more || joined.length >= (params.limit ?? 50) }
+    const more = joined[0]!.more || joined.length >= (params.limit ?? 50)
+    const done = { events: events.length, enqueued: inserted.size, more }
+    if (!slots || inserted.size === 0) return { ...done, left: inserted.size > 0, claimed: [], claim: null }
+    const started = performance.now()
+    const claim = await claimInTransaction(trx, { ...slots, now, actor, restoreDurableCommit: true })
+    // An endpoint enqueued to that the claim did not take (busy, or past the free slots) waits
+    // for a producer: theirs are told. One the claim took sends what follows in its own turn.
+    const taken = new Set(claim.claimed.map((c) => c.endpoint.id))
+    const left = [...inserted].some((id) => !taken.has(written.deliveries.get(id)!.endpoint_id))
+    if (left) await sql`select pg_notify(${channelSql('deliveries')}, '')`.execute(trx)
+    return { ...done, left, claimed: claim.claimed, claim: { entries: claim.entries, settled: claim.settled, ms: performance.now() - started } }
   })
   // Committed: only now is what it decided a fact to count.
   if (internal.size > 0) params.catalog.internalDecided?.(internal)
