@@ -11,7 +11,7 @@ import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 import { DEFAULT_DB_SCHEMA, createEventCatalog, deliveriesChannel } from '@hookledger/core'
 import { claimInTransaction, createDb, fanoutRun, type DeliveryClaimParams } from '@hookledger/store'
-import { engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { engineHarness, eventually, type EngineHarness } from '@hookledger/testkit'
 
 let harness: EngineHarness | null = null
 let listener: pg.Client | null = null
@@ -118,5 +118,26 @@ describe('the fan-out claims what it enqueued', () => {
     } finally {
       await db.destroy()
     }
+  })
+
+  it('in the running worker, its claims and the producer\'s together never take more than the free slots', async () => {
+    // Three slots, eight endpoints answering in 100 ms: the fan-out holds the three free slots
+    // and claims three; the producer finds none free until they answer.
+    const h = (harness = await engineHarness({ concurrency: 3, reply: { status: 204, delayMs: 100 } }))
+    for (let i = 0; i < 8; i++) await h.createEndpoint()
+    await h.dispatcher.start()
+    await h.publish()
+    h.dispatcher.nudge()
+    await eventually('the first event delivered to all eight', () => h.receiver.requests.length >= 8, { timeoutMs: 20_000 })
+    await h.publish()
+    h.dispatcher.nudge()
+    await eventually('the second too', () => h.receiver.requests.length >= 16, { timeoutMs: 20_000 })
+    await h.dispatcher.stop()
+    expect(h.receiver.maxConcurrent).toBeLessThanOrEqual(3)
+    // The first fan-out's transaction leased as many as there were free slots.
+    const rows = await h.db.selectFrom('ledger').select(['kind', 'tx_id']).where('kind', 'in', ['fanout.decided', 'delivery.claimed']).orderBy('position').execute()
+    const firstFanout = rows.find((row) => row.kind === 'fanout.decided')!.tx_id
+    expect(rows.filter((row) => row.kind === 'delivery.claimed' && row.tx_id === firstFanout)).toHaveLength(3)
+    expect((await h.replay()).differences).toEqual([])
   })
 })
