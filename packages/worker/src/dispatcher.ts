@@ -266,7 +266,12 @@ export class Dispatcher {
       const hold = this.#running ? this.#holds.hold() : null
       return hold && { params: this.#claimParams(hold), release: hold.release }
     },
-    claimed: (r) => this.#launchClaimed(r.claimed, r.claim!.settled, r.claim!.entries, r.claim!.ms),
+    claimed: ({ claimed, claim }) => {
+      this.#launchClaimed(claimed, claim!.settled, claim!.entries, claim!.ms)
+      // As after the producer's claims: who waits below its share, and (once a second) whether an owner served was suspended.
+      this.#slots.afterClaim(this.#o.db, this.#concurrency - this.#inflight.size, claim!.ownersWaiting, claim!.endpointsWaiting)
+        .catch((err) => this.#health.failed(err, 'fanout') !== 'unavailable' && this.#log.error({ err }, 'fanout:after_claim_error'))
+    },
   }
 
   /** Counts a claim and sends what it claimed. */

@@ -45,7 +45,8 @@ const CROSS_OWNER: readonly { readonly name: string; readonly matches: RegExp; r
   },
   {
     name: 'write of a batch spanning owners',
-    matches: /^select hookledger_write\(\$1, \$2::jsonb\) as result from \(select set_config\('plan_cache_mode', \$3, true\)\) plan_mode$/,
+    // (The fan-out's claim restores the session's commit mode in the same statement.)
+    matches: /^select hookledger_write\(\$1, \$2::jsonb\) as result from \(select set_config\('plan_cache_mode', \$3, true\)(, set_config\('synchronous_commit', \(select reset_val from pg_settings where name = 'synchronous_commit'\), true\))?\) plan_mode$/,
     when: onlyDeliveryWork,
     perShard: "hookledger_write('*') split per shard (the batch grouped by owner's shard), each call routed by its owner",
   },

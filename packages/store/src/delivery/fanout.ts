@@ -10,7 +10,7 @@ import {
   type LedgerEntry,
 } from '@hookledger/core'
 import type { Db } from '../database/database.js'
-import { claimInTransaction, type ClaimedDelivery, type DeliveryClaimParams, type ThinEvent } from './delivery-claim.js'
+import { claimInTransaction, type ClaimedDelivery, type DeliveryClaimParams, type DeliveryClaimResult, type ThinEvent } from './delivery-claim.js'
 import { ledgerWrite } from '../ledger-write.js'
 import { channelSql } from '../event-publish.js'
 import { EVENT_TYPE_COLUMNS } from '../event-types.js'
@@ -71,8 +71,8 @@ export interface FanoutRunResult {
   readonly left: boolean
   /** Deliveries its claim leased (`FanoutParams.claim`), the caller's to send. */
   readonly claimed: readonly ClaimedDelivery[]
-  /** The claim's ledger entries and its timing, for instruments. */
-  readonly claim: { readonly entries: readonly LedgerEntry[]; readonly settled: number; readonly ms: number } | null
+  /** The claim's ledger entries, its timing, and who it left waiting (as `deliveryClaim` says). */
+  readonly claim: (Pick<DeliveryClaimResult, 'entries' | 'settled' | 'ownersWaiting' | 'endpointsWaiting'> & { readonly ms: number }) | null
 }
 
 interface EventRow extends ThinEvent {
@@ -241,7 +241,8 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<FanoutRun
     const taken = new Set(claim.claimed.map((c) => c.endpoint.id))
     const left = [...inserted].some((id) => !taken.has(written.deliveries.get(id)!.endpoint_id))
     if (left) await sql`select pg_notify(${channelSql('deliveries')}, '')`.execute(trx)
-    return { ...done, left, claimed: claim.claimed, claim: { entries: claim.entries, settled: claim.settled, ms: performance.now() - started } }
+    const { claimed, ...rest } = claim
+    return { ...done, left, claimed, claim: { ...rest, ms: performance.now() - started } }
   })
   // Committed: only now is what it decided a fact to count.
   if (internal.size > 0) params.catalog.internalDecided?.(internal)
