@@ -15,7 +15,7 @@ import {
 } from '@hookledger/core'
 import { createPgNotifier, endpointCreate, eventInsert, type Db } from '@hookledger/store'
 import { ledgerReplayVerify } from '@hookledger/ledger'
-import { Dispatcher, createHttpTransport } from '@hookledger/worker'
+import { Dispatcher, createHttpTransport, type DispatcherObserver } from '@hookledger/worker'
 import type { Env } from './harness.js'
 import { EVENT_TYPE, cfg } from './settings.js'
 import { until } from './util.js'
@@ -147,6 +147,7 @@ export function newDispatcher(
   transport: ReturnType<typeof newTransport>,
   workerId: string,
   concurrency = cfg.concurrency,
+  observer?: DispatcherObserver,
 ) {
   const notifier = createPgNotifier(url)
   // The service's timeouts (a lease of two attempts and the margin: the pipelined endpoint lease).
@@ -163,6 +164,7 @@ export function newDispatcher(
     workerId,
     notifier,
     concurrency,
+    ...(observer ? { observer } : {}),
   })
   return { dispatcher, notifier }
 }
