@@ -49,8 +49,9 @@ export interface FanoutParams {
   /** Events per transaction. */
   readonly limit?: number
   /**
-   * Asked once the deliveries are enqueued: whether to claim in the same transaction, and into
-   * how many free slots (null: not now). A delivery to an idle endpoint is then leased by the
+   * Asked once the batch's deliveries are decided, before they are written (a batch that
+   * enqueues none does not ask): whether to claim in the same transaction, and into how many
+   * free slots (null: not now; the write then sends its NOTIFY as before). A delivery to an idle endpoint is then leased by the
    * transaction that created it, without waiting for the producer's next pass and its own
    * transaction: publish → POST is one transaction shorter. The claim is the producer's own
    * (fair share, limits, at most one per endpoint, skip-locked), so a claim running beside it
