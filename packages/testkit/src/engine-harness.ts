@@ -13,7 +13,7 @@ import {
   type SignatureScheme,
   type SnoozeBudget,
 } from '@hookledger/core'
-import { endpointCreate, eventInsert, type EmbedAdmits, type EventToPublish } from '@hookledger/store'
+import { createPgNotifier, endpointCreate, eventInsert, type EmbedAdmits, type EventToPublish } from '@hookledger/store'
 import { ledgerReplayVerify } from '@hookledger/ledger'
 import { Dispatcher, createHttpTransport } from '@hookledger/worker'
 import { FakeClock } from './fake-clock.js'
@@ -39,6 +39,10 @@ export interface HarnessOptions {
   readonly logger?: Logger
   /** The operator's egress proxy (`HOOKLEDGER_EGRESS_PROXY`): every delivery tunnels through it. */
   readonly proxy?: EgressProxy
+  /** The dispatcher LISTENs as `serve` does (a started dispatcher is woken by NOTIFY, not only by nudges). */
+  readonly listen?: boolean
+  /** The dispatcher's fallback poll (default 1 s). */
+  readonly pollIntervalMs?: number
 }
 
 /**
@@ -57,6 +61,7 @@ export async function engineHarness(options: HarnessOptions = {}) {
     ...(options.proxy ? { proxy: options.proxy } : {}),
   })
   const catalog = createEventCatalog()
+  const notifier = options.listen ? createPgNotifier(database.url) : null
   const dispatcher = new Dispatcher({
     db: database.db,
     clock,
@@ -70,6 +75,8 @@ export async function engineHarness(options: HarnessOptions = {}) {
     ...(options.snoozeBudget ? { snoozeBudget: options.snoozeBudget } : {}),
     ...(options.deliveryRetentionDays !== undefined ? { deliveryRetentionDays: options.deliveryRetentionDays } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
+    ...(notifier ? { notifier } : {}),
+    ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
   })
   const owner = 'default'
   let seq = 0
@@ -145,6 +152,7 @@ export async function engineHarness(options: HarnessOptions = {}) {
     replay: () => ledgerReplayVerify(database.db),
     async close() {
       await dispatcher.stop()
+      await notifier?.close()
       await transport.close()
       await receiver.close()
       await database.close()

@@ -122,6 +122,11 @@ export class Dispatcher {
     return this.#inflight.size
   }
 
+  /** The producer waits for a wake (NOTIFY, a freed slot, a nudge) or its poll: no pass is running. */
+  get producerPaused(): boolean {
+    return this.#wake !== null
+  }
+
   async start(): Promise<void> {
     if (this.#running) return
     this.#running = true
@@ -243,8 +248,17 @@ export class Dispatcher {
       return false
     }
     const started = performance.now()
-    const { claimed, settled, entries, ownersWaiting: waiting, endpointsWaiting } = await deliveryClaim(this.#o.db, { now, actor: this.#actor, ...this.#claimParams(hold) }).finally(() => hold.release())
-    this.#launchClaimed(claimed, settled, entries, performance.now() - started)
+    const result = await deliveryClaim(this.#o.db, { now, actor: this.#actor, ...this.#claimParams(hold) }).catch((err: unknown) => {
+      hold.release()
+      throw err
+    })
+    const { claimed, settled, entries, ownersWaiting: waiting, endpointsWaiting } = result
+    // In flight before the hold lets go of its slots, so no other claim sees them free between.
+    try {
+      this.#launchClaimed(claimed, settled, entries, performance.now() - started)
+    } finally {
+      hold.release()
+    }
     await this.#slots.afterClaim(this.#o.db, this.#concurrency - this.#inflight.size, waiting, endpointsWaiting)
     return claimed.length > 0 || settled > 0
   }

@@ -120,24 +120,25 @@ describe('the fan-out claims what it enqueued', () => {
     }
   })
 
-  it('in the running worker, its claims and the producer\'s together never take more than the free slots', async () => {
-    // Three slots, eight endpoints answering in 100 ms: the fan-out holds the three free slots
-    // and claims three; the producer finds none free until they answer.
-    const h = (harness = await engineHarness({ concurrency: 3, reply: { status: 204, delayMs: 100 } }))
+  it("in the running worker, its claims and the producer's together never take more than the free slots", async () => {
+    // Three slots, eight endpoints answering in 100 ms. Woken by NOTIFY alone (a poll of ten
+    // minutes), each event's fan-out finds the producer paused and the three slots free: it
+    // claims three; the producer, told of the five it left, finds none free until they answer.
+    const h = (harness = await engineHarness({ concurrency: 3, reply: { status: 204, delayMs: 100 }, listen: true, pollIntervalMs: 600_000 }))
     for (let i = 0; i < 8; i++) await h.createEndpoint()
     await h.dispatcher.start()
-    await h.publish()
-    h.dispatcher.nudge()
-    await eventually('the first event delivered to all eight', () => h.receiver.requests.length >= 8, { timeoutMs: 20_000 })
-    await h.publish()
-    h.dispatcher.nudge()
-    await eventually('the second too', () => h.receiver.requests.length >= 16, { timeoutMs: 20_000 })
+    const quiet = () => h.dispatcher.inflight === 0 && h.dispatcher.producerPaused
+    for (const [n, delivered] of [[1, 8], [2, 16]] as const) {
+      await eventually(`quiet before event ${n}`, quiet, { timeoutMs: 20_000 })
+      await h.publish()
+      await eventually(`event ${n} delivered to all eight`, () => h.receiver.requests.length >= delivered, { timeoutMs: 20_000 })
+    }
     await h.dispatcher.stop()
     expect(h.receiver.maxConcurrent).toBeLessThanOrEqual(3)
-    // The first fan-out's transaction leased as many as there were free slots.
+    // Each fan-out's transaction leased as many as there were free slots.
     const rows = await h.db.selectFrom('ledger').select(['kind', 'tx_id']).where('kind', 'in', ['fanout.decided', 'delivery.claimed']).orderBy('position').execute()
-    const firstFanout = rows.find((row) => row.kind === 'fanout.decided')!.tx_id
-    expect(rows.filter((row) => row.kind === 'delivery.claimed' && row.tx_id === firstFanout)).toHaveLength(3)
+    const fanouts = [...new Set(rows.filter((row) => row.kind === 'fanout.decided').map((row) => row.tx_id))]
+    expect(fanouts.map((tx) => rows.filter((row) => row.kind === 'delivery.claimed' && row.tx_id === tx).length)).toEqual([3, 3])
     expect((await h.replay()).differences).toEqual([])
   })
 })

@@ -46,7 +46,7 @@ export async function fanoutPass(deps: FanoutPassDeps, budgetMs = Infinity): Pro
   let left = false
   const started = performance.now()
   for (;;) {
-    // The claim's slots are held from the moment it is asked for until the transaction ends.
+    // The claim's slots are held from the moment it is asked for until what it claimed is in flight.
     let release = () => {}
     const claim = deps.claims && (() => {
       const slots = deps.claims!.hold()
@@ -54,8 +54,16 @@ export async function fanoutPass(deps: FanoutPassDeps, budgetMs = Infinity): Pro
       return slots?.params ?? null
     })
     const r = await fanoutRun(deps.db, { now: deps.clock.now(), catalog: deps.catalog, embedAdmits: deps.embedAdmits, actor: deps.actor, limit: FANOUT_BATCH, ...(claim ? { claim } : {}) })
-      .finally(() => release())
-    if (r.claim) deps.claims?.claimed(r)
+      .catch((err: unknown) => {
+        release()
+        throw err
+      })
+    // What it claimed goes in flight before its hold lets go of the slots, so no claim sees them free between.
+    try {
+      if (r.claim) deps.claims?.claimed(r)
+    } finally {
+      release()
+    }
     events += r.events
     enqueued += r.enqueued
     left ||= r.left

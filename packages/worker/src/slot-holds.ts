@@ -35,6 +35,6 @@ export interface SlotHold {
   readonly limit: number
   /** The claim will fill at most `n` of them: the rest are free again. */
   picked(n: number): void
-  /** The claim ended: what it claimed goes in flight at the same moment. */
+  /** The claim ended, and what it claimed is in flight (counted by `unheld`). */
   release(): void
 }
