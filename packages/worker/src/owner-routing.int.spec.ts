@@ -46,7 +46,7 @@ const CROSS_OWNER: readonly { readonly name: string; readonly matches: RegExp; r
   {
     name: 'write of a batch spanning owners',
     // (The fan-out's claim restores the session's commit mode in the same statement.)
-    matches: /^select hookledger_write\(\$1, \$2::jsonb\) as result from \(select set_config\('plan_cache_mode', \$3, true\)(, set_config\('synchronous_commit', \(select reset_val from pg_settings where name = 'synchronous_commit'\), true\))?\) plan_mode$/,
+    matches: /^select hookledger_write\(\$1, \$2::jsonb\) as result from \(select set_config\('plan_cache_mode', \$3, true\)(, set_config\('synchronous_commit', null, true\))?\) plan_mode$/,
     when: onlyDeliveryWork,
     perShard: "hookledger_write('*') split per shard (the batch grouped by owner's shard), each call routed by its owner",
   },
