@@ -7,12 +7,15 @@
 -- yet ran the checks of each (and the five functions that apply the security entries). Now each
 -- check and each parse runs only when the write has what it looks at: which parts a write has
 -- is read with plain expressions (no statement), and the security entries' functions run only
--- when an entry is not about a delivery, an endpoint or a fan-out. A changed delivery is its
--- origin with the caller's patch laid over it, so only a patch that names an origin column is
--- compared with its origin, and its owner is its endpoint's: a settle reads no origin row (it
--- read one per delivery, a random probe into a table that grows with the history, which the
--- 30-minute soak fell behind on). What is checked, written and refused is unchanged (the
--- one-door and tamper suites run against it).
+-- when an entry is not about a delivery, an endpoint or a fan-out.
+--
+-- A settle also reads no history now. It read each changed delivery's origin row, a random probe
+-- into a table that grows with every delivery ever made (the 30-minute soak fell behind as it
+-- grew). A changed delivery is its origin with the caller's patch laid over it, so only a patch
+-- that names an origin column is compared with its origin; and its owner is its endpoint's, which
+-- a new delivery must now be (fan-out always made it so; the write refuses one that is not,
+-- `row_owner`). Otherwise what is checked, written and refused is unchanged (the one-door and
+-- tamper suites run against it).
 --
 -- Otherwise hookledger_write is 0013's.
 
@@ -129,6 +132,13 @@ begin
     where e.kind = 'delivery.enqueued' and e.delivery_id is not null and e.endpoint_id is not null
       and e.event_id is not null and e.payload ->> 'event_type' is not null) limit 1;
   if v_bad is not null then perform hookledger_refuse('row_disagrees', format('delivery %s is not what its delivery.enqueued entry says', v_bad)); end if;
+  -- A delivery belongs to its endpoint's owner (a changed delivery's owner is read off its
+  -- endpoint, below): by primary key each, into a table that stays small and hot.
+  select d.id::text into v_bad
+  from unnest(v_dlc) d
+  left join endpoints e on e.id = d.endpoint_id and e.id = any(array(select c.endpoint_id from unnest(v_dlc) c))
+  where e.owner_id is distinct from d.owner_id limit 1;
+  if v_bad is not null then perform hookledger_refuse('row_owner', format('delivery %s is not of its endpoint''s owner', v_bad)); end if;
   end if;
 
   if v_has_epc or v_has_epx then

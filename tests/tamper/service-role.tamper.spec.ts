@@ -104,6 +104,15 @@ describe('as hookledger_service, no statement changes history', () => {
       }),
       /row_version: a changed row changed since it was read \(or is gone/,
     ],
+    [
+      "a delivery to another owner's endpoint (a settle reads a delivery's owner off its endpoint)",
+      () => sql`select hookledger_write('*', (select jsonb_build_object(
+        'entries', jsonb_build_array(jsonb_build_object('occurred_at', now(), 'owner_id', 'victim', 'kind', 'delivery.enqueued', 'actor', 'forger',
+          'endpoint_id', l.endpoint_id, 'delivery_id', '00000000-0000-4000-8000-00000000d0e5', 'event_id', l.event_id, 'payload', l.payload)),
+        'deliveries', jsonb_build_object('created', jsonb_build_array(to_jsonb(d) || '{"id": "00000000-0000-4000-8000-00000000d0e5", "owner_id": "victim"}')))
+        from ledger l join deliveries d on d.id = l.delivery_id where l.kind = 'delivery.enqueued' order by l.position limit 1))`,
+      /row_owner: delivery 00000000-0000-4000-8000-00000000d0e5 is not of its endpoint's owner/,
+    ],
     ["another owner's entry in an owner's write", () => write('default', { entries: [entry('endpoint.disabled', { owner_id: 'victim', endpoint_id: '00000000-0000-4000-8000-00000000e003', payload: { reason: 'x' } })] }), /entry of owner victim in a write for default/],
     ['an unknown entry kind', () => write('default', { entries: [entry('teleport.done', { payload: {} })] }), /unknown entry kind/],
     ['create a function in the schema', () => sql`create function hookledger.evil() returns int language sql as 'select 1'`, /permission denied for schema/],
