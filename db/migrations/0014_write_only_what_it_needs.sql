@@ -136,7 +136,7 @@ begin
   -- endpoint, below): by primary key each, into a table that stays small and hot.
   select d.id::text into v_bad
   from unnest(v_dlc) d
-  left join endpoints e on e.id = d.endpoint_id and e.id = any(array(select c.endpoint_id from unnest(v_dlc) c))
+  left join endpoints e on e.id = d.endpoint_id
   where e.owner_id is distinct from d.owner_id limit 1;
   if v_bad is not null then perform hookledger_refuse('row_owner', format('delivery %s is not of its endpoint''s owner', v_bad)); end if;
   end if;

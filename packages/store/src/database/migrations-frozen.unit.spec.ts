@@ -23,7 +23,7 @@ const FROZEN: Record<string, string> = {
   '0011_strict_ordering.sql': '4674d00d8c92eb870a9deb7532174f1f8e8e53306b1a401e7701b6c2d26dea6c',
   '0012_statistics_refresh.sql': 'fa0dc5f353c8ace53388cff03154e289600d0834e398e2c5c36b8ee75a50fe48',
   '0013_history_blind_writes.sql': 'bff5dc7281e60954d8e406fa4b95b3465fa66f7acdc6054b16feb81674421579',
-  '0014_write_only_what_it_needs.sql': 'c45d0d031b372a542edaba65a07914237451a5a40928c5751d0338a0e5bf8dcd',
+  '0014_write_only_what_it_needs.sql': '93f836e55d933de4659e5734b3c30605f8179969807f6b34b25fda28f9a4e3f4',
 }
 
 describe('migrations', () => {
