@@ -9,7 +9,7 @@ import { endpointTurn } from './endpoint-turn.js'
 import { SettleBatcher } from './settle-batcher.js'
 import { OwnerSlots } from './owner-slots.js'
 import { FANOUT_PASS_BUDGET_MS, FanoutLoop, fanoutPass, type FanoutClaims, type FanoutPassResult } from './fanout-loop.js'
-import { SlotHolds, type SlotHold } from './slot-holds.js'
+import { SlotHolds, claimUnderHold, type SlotHold } from './slot-holds.js'
 import type { DispatcherOptions, StepReport } from './dispatcher-options.js'
 import { idleWaitMs } from './producer-wait.js'
 
@@ -248,17 +248,11 @@ export class Dispatcher {
       return false
     }
     const started = performance.now()
-    const result = await deliveryClaim(this.#o.db, { now, actor: this.#actor, ...this.#claimParams(hold) }).catch((err: unknown) => {
-      hold.release()
-      throw err
-    })
-    const { claimed, settled, entries, ownersWaiting: waiting, endpointsWaiting } = result
-    // In flight before the hold lets go of its slots, so no other claim sees them free between.
-    try {
-      this.#launchClaimed(claimed, settled, entries, performance.now() - started)
-    } finally {
-      hold.release()
-    }
+    const { claimed, settled, ownersWaiting: waiting, endpointsWaiting } = await claimUnderHold(
+      hold,
+      () => deliveryClaim(this.#o.db, { now, actor: this.#actor, ...this.#claimParams(hold) }),
+      (r) => this.#launchClaimed(r.claimed, r.settled, r.entries, performance.now() - started),
+    )
     await this.#slots.afterClaim(this.#o.db, this.#concurrency - this.#inflight.size, waiting, endpointsWaiting)
     return claimed.length > 0 || settled > 0
   }

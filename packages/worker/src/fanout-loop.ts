@@ -2,6 +2,7 @@ import { databaseRetryDelayMs, type Clock, type EventCatalog, type Logger } from
 import { fanoutRun, type Db, type DeliveryClaimParams, type EmbedAdmits, type FanoutRunResult } from '@hookledger/store'
 import type { DatabaseHealth } from './database-health.js'
 import type { DispatcherObserver } from './dispatcher-observer.js'
+import { claimUnderHold } from './slot-holds.js'
 
 /** Events fanned out per transaction (at most: a batch also stops at FANOUT_DELIVERIES_CAP). */
 export const FANOUT_BATCH = 50
@@ -53,17 +54,11 @@ export async function fanoutPass(deps: FanoutPassDeps, budgetMs = Infinity): Pro
       if (slots) release = slots.release
       return slots?.params ?? null
     })
-    const r = await fanoutRun(deps.db, { now: deps.clock.now(), catalog: deps.catalog, embedAdmits: deps.embedAdmits, actor: deps.actor, limit: FANOUT_BATCH, ...(claim ? { claim } : {}) })
-      .catch((err: unknown) => {
-        release()
-        throw err
-      })
-    // What it claimed goes in flight before its hold lets go of the slots, so no claim sees them free between.
-    try {
-      if (r.claim) deps.claims?.claimed(r)
-    } finally {
-      release()
-    }
+    const r = await claimUnderHold(
+      { release: () => release() },
+      () => fanoutRun(deps.db, { now: deps.clock.now(), catalog: deps.catalog, embedAdmits: deps.embedAdmits, actor: deps.actor, limit: FANOUT_BATCH, ...(claim ? { claim } : {}) }),
+      (result) => result.claim && deps.claims?.claimed(result),
+    )
     events += r.events
     enqueued += r.enqueued
     left ||= r.left

@@ -38,3 +38,17 @@ export interface SlotHold {
   /** The claim ended, and what it claimed is in flight (counted by `unheld`). */
   release(): void
 }
+
+/**
+ * Runs a claim under its hold: what it claimed goes in flight (`launch`) before the hold lets go
+ * of its slots, so no other claim sees them free between; a claim that fails lets go at once.
+ */
+export async function claimUnderHold<T>(hold: Pick<SlotHold, 'release'>, claim: () => Promise<T>, launch: (result: T) => void): Promise<T> {
+  try {
+    const result = await claim()
+    launch(result)
+    return result
+  } finally {
+    hold.release()
+  }
+}

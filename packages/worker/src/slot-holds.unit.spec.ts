@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { SlotHolds } from './slot-holds.js'
+import { SlotHolds, claimUnderHold } from './slot-holds.js'
 
 describe('SlotHolds: two claims side by side never take more than the free slots between them', () => {
   it.each([
@@ -32,6 +32,32 @@ describe('SlotHolds: two claims side by side never take more than the free slots
     inFlight += 2
     a.release()
     a.release()
+    expect(holds.hold()?.limit).toBe(2)
+  })
+})
+
+describe('claimUnderHold: what a claim took is in flight before its slots are free again', () => {
+  it('launches, then releases; another claim between sees no slot twice', async () => {
+    let inFlight = 0
+    const holds = new SlotHolds(() => 4 - inFlight)
+    const hold = holds.hold()!
+    const seenAtLaunch: (number | null)[] = []
+    await claimUnderHold(hold, async () => 3, (n) => {
+      inFlight += n
+      // Still held: the fourth slot is the only one another claim could take.
+      seenAtLaunch.push(holds.hold()?.limit ?? null)
+    })
+    expect(seenAtLaunch).toEqual([null])
+    expect(holds.hold()?.limit).toBe(1)
+  })
+
+  it.each([
+    { fails: 'the claim', claim: async () => { throw new Error('down') }, launch: () => {} },
+    { fails: 'the launch', claim: async () => 1, launch: () => { throw new Error('bad') } },
+  ])('releases when $fails fails, and the error reaches the caller', async ({ claim, launch }) => {
+    const holds = new SlotHolds(() => 2)
+    const hold = holds.hold()!
+    await expect(claimUnderHold(hold, claim, launch)).rejects.toThrow()
     expect(holds.hold()?.limit).toBe(2)
   })
 })
