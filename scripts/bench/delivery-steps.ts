@@ -1,6 +1,6 @@
 /**
  * Where a delivery's time goes, from the ledger's own timestamps, per delivery of the events
- * named: publish → fan-out (`published_at` → the fan-out's `now`), fan-out → claim (the claim's
+ * named: publish → fan-out (`published_at` → the fan-out's `now`, its decision's time), fan-out → claim (the claim's
  * `now`), claim → send (the attempt's `started_at`), each as p50 and p99 in ms. A `now` is taken
  * when its transaction starts, so a step includes the transaction before it and the wake-up.
  */
@@ -20,9 +20,11 @@ export async function deliverySteps(db: Db, owner: string | null, eventIds: read
              extract(epoch from c.occurred_at - q.occurred_at) * 1000 as claim_ms,
              extract(epoch from (a.payload ->> 'started_at')::timestamptz - c.occurred_at) * 1000 as send_ms
       from events ev
-      join ledger q on q.event_id = ev.id and q.owner_id = ev.owner_id and q.kind = 'delivery.enqueued'
-      join lateral (select l.occurred_at from ledger l where l.delivery_id = q.delivery_id and l.kind = 'delivery.claimed' order by l.position limit 1) c on true
-      join lateral (select l.payload from ledger l where l.delivery_id = q.delivery_id and l.kind = 'delivery.attempted' order by l.position limit 1) a on true
+      -- Each delivery's enqueue: its event's fan-out decision (ledger format 3), one per endpoint it matched.
+      join ledger q on q.event_id = ev.id and q.owner_id = ev.owner_id and q.kind = 'fanout.decided'
+      cross join lateral (select hookledger_delivery_id(m.id::uuid, ev.id) as delivery_id from jsonb_array_elements_text(q.payload -> 'matched') m(id)) d
+      join lateral (select l.occurred_at from ledger l where l.delivery_id = d.delivery_id and l.kind = 'delivery.claimed' order by l.position limit 1) c on true
+      join lateral (select l.payload from ledger l where l.delivery_id = d.delivery_id and l.kind = 'delivery.attempted' order by l.position limit 1) a on true
       where ev.id = any(${[...eventIds]}::text[]) and (${owner}::text is null or ev.owner_id = ${owner})
     `.execute(db)
   ).rows

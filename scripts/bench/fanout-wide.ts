@@ -1,7 +1,7 @@
 /**
  * Scenario `fanout-wide`: one event of one owner to 10,000 endpoints (created in bulk with
- * their ledger entries): publish → the fan-out transaction committed (its deliveries, their
- * `delivery.enqueued` entries and `fanout.decided`), by `fanoutRun` as the dispatcher calls it.
+ * their ledger entries): publish → the fan-out transaction committed (its deliveries and the
+ * one `fanout.decided` entry that enqueues them all), by `fanoutRun` as the dispatcher calls it.
  * Nothing drains them (draining 10,000 endpoints' deliveries is the claim's business, measured
  * in claim-endpoints); the run ends with a replay-verify, which also checks the bulk endpoints.
  */

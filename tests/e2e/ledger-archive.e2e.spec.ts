@@ -21,7 +21,7 @@ describe('ledger snapshot / archive, through the real CLI', () => {
     // Small partitions, so the archive has whole ones to drop.
     const last = (await ledgerPartitions(h.db)).filter((p) => !p.isDefault).at(-1)!
     await sql`alter table ledger alter column position restart with ${sql.lit(Number(last.to))}`.execute(adminDbOf(h.db))
-    await ledgerPartitionsAhead(h.db, { rowsPerPartition: 20, ahead: 30 })
+    await ledgerPartitionsAhead(h.db, { rowsPerPartition: 10, ahead: 30 })
     await h.createEndpoint()
     for (let i = 0; i < 8; i++) await h.publish({ id: `evt_${i}` })
     await h.step()
@@ -55,7 +55,8 @@ describe('ledger snapshot / archive, through the real CLI', () => {
     const deliveryId = (JSON.parse(completed) as { row: { delivery_id: string } }).row.delivery_id
     const audit = await runCli(['ledger', 'audit', '--file', file, '--delivery', deliveryId], { ...env, DATABASE_URL: 'postgres://nowhere.invalid/x' })
     expect(audit.code, audit.stderr).toBe(0)
-    expect(audit.stdout.trim().split('\n').map((l) => l.split(/\s+/)[2])).toEqual(['delivery.enqueued', 'delivery.claimed', 'delivery.attempted'])
+    // Its enqueue is its event's fan-out decision (ledger format 3), named through the pair.
+    expect(audit.stdout.trim().split('\n').map((l) => l.split(/\s+/)[2])).toEqual(['fanout.decided', 'delivery.claimed', 'delivery.attempted'])
     const forged = path.join(dir, 'forged.jsonl')
     writeFileSync(forged, readFileSync(file, 'utf8').replace('"kind":"delivery.claimed"', '"kind":"delivery.completed"'))
     expect((await runInProcess(['ledger', 'verify', '--file', forged, '--public-key', publicKey], env)).code).toBe(1)

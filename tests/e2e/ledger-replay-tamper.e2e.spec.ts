@@ -29,8 +29,9 @@ describe('ledger replay --verify', () => {
     const [d1] = await h.db.selectFrom('deliveries').select('id').where('state', '=', 'retryable').execute()
     const audit = await runCli(['ledger', 'audit', '--delivery', d1!.id], env)
     expect(audit.code).toBe(0)
+    // Its trail starts with what enqueued it: its event's fan-out decision (ledger format 3).
     expect(audit.stdout.split('\n').filter(Boolean).map((l) => l.split(/\s+/)[2])).toEqual([
-      'delivery.enqueued',
+      'fanout.decided',
       'delivery.claimed',
       'delivery.attempted',
       'delivery.retry_scheduled',

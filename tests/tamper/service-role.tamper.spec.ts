@@ -108,10 +108,39 @@ describe('as hookledger_service, no statement changes history', () => {
       "a delivery to another owner's endpoint (a settle reads a delivery's owner off its endpoint)",
       () => sql`select hookledger_write('*', (select jsonb_build_object(
         'entries', jsonb_build_array(jsonb_build_object('occurred_at', now(), 'owner_id', 'victim', 'kind', 'delivery.enqueued', 'actor', 'forger',
-          'endpoint_id', l.endpoint_id, 'delivery_id', '00000000-0000-4000-8000-00000000d0e5', 'event_id', l.event_id, 'payload', l.payload)),
+          'endpoint_id', d.endpoint_id, 'delivery_id', '00000000-0000-4000-8000-00000000d0e5', 'event_id', d.event_id,
+          'payload', jsonb_build_object('event_type', d.event_type, 'next_attempt_at', now(), 'cool_down', false))),
         'deliveries', jsonb_build_object('created', jsonb_build_array(to_jsonb(d) || '{"id": "00000000-0000-4000-8000-00000000d0e5", "owner_id": "victim"}')))
-        from ledger l join deliveries d on d.id = l.delivery_id where l.kind = 'delivery.enqueued' order by l.position limit 1))`,
+        from deliveries d order by d.id limit 1))`,
       /row_owner: delivery 00000000-0000-4000-8000-00000000d0e5 is not of its endpoint's owner/,
+    ],
+    [
+      'a delivery created under a fan-out decision that did not match its endpoint (ledger format 3)',
+      () => sql`select hookledger_write('default', (select jsonb_build_object(
+        'entries', jsonb_build_array(jsonb_build_object('occurred_at', now(), 'owner_id', 'default', 'kind', 'fanout.decided', 'actor', 'forger',
+          'event_id', 'evt_forged_1', 'payload', jsonb_build_object('type', d.event_type, 'matched', '[]'::jsonb, 'denied', '[]'::jsonb, 'enqueues', true))),
+        'deliveries', jsonb_build_object('created', jsonb_build_array(to_jsonb(d) || jsonb_build_object('id', hookledger_delivery_id(d.endpoint_id, 'evt_forged_1'), 'event_id', 'evt_forged_1'))))
+        from deliveries d where d.owner_id = 'default' order by d.id limit 1))`,
+      /row_without_entry: delivery .* written without an entry about it/,
+    ],
+    [
+      'a delivery of another type than the fan-out decision that enqueued it (ledger format 3)',
+      () => sql`select hookledger_write('default', (select jsonb_build_object(
+        'entries', jsonb_build_array(jsonb_build_object('occurred_at', now(), 'owner_id', 'default', 'kind', 'fanout.decided', 'actor', 'forger',
+          'event_id', 'evt_forged_2', 'payload', jsonb_build_object('type', d.event_type, 'matched', jsonb_build_array(d.endpoint_id), 'denied', '[]'::jsonb, 'enqueues', true))),
+        'deliveries', jsonb_build_object('created', jsonb_build_array(to_jsonb(d) || jsonb_build_object('id', hookledger_delivery_id(d.endpoint_id, 'evt_forged_2'), 'event_id', 'evt_forged_2', 'event_type', 'forged.type'))))
+        from deliveries d where d.owner_id = 'default' order by d.id limit 1))`,
+      /row_disagrees: delivery .* is not what the entry enqueuing it says/,
+    ],
+    [
+      'a delivery.enqueued stored as if a fan-out decision implied it (by_fanout)',
+      () => sql`select hookledger_write('default', (select jsonb_build_object(
+        'entries', jsonb_build_array(jsonb_build_object('occurred_at', now(), 'owner_id', 'default', 'kind', 'delivery.enqueued', 'actor', 'forger',
+          'endpoint_id', d.endpoint_id, 'delivery_id', hookledger_delivery_id(d.endpoint_id, 'evt_forged_3'), 'event_id', 'evt_forged_3',
+          'payload', jsonb_build_object('event_type', d.event_type, 'next_attempt_at', now(), 'cool_down', false, 'by_fanout', true))),
+        'deliveries', jsonb_build_object('created', jsonb_build_array(to_jsonb(d) || jsonb_build_object('id', hookledger_delivery_id(d.endpoint_id, 'evt_forged_3'), 'event_id', 'evt_forged_3'))))
+        from deliveries d where d.owner_id = 'default' order by d.id limit 1))`,
+      /entry_invalid/,
     ],
     ["another owner's entry in an owner's write", () => write('default', { entries: [entry('endpoint.disabled', { owner_id: 'victim', endpoint_id: '00000000-0000-4000-8000-00000000e003', payload: { reason: 'x' } })] }), /entry of owner victim in a write for default/],
     ['an unknown entry kind', () => write('default', { entries: [entry('teleport.done', { payload: {} })] }), /unknown entry kind/],

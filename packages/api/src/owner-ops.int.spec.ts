@@ -340,7 +340,6 @@ describe('webhooks.send_test', () => {
     expect(kinds.rows.map((r) => r.kind)).toEqual([
       'event.published',
       'fanout.decided',
-      'delivery.enqueued',
       'delivery.claimed',
       'delivery.attempted',
     ])
@@ -542,7 +541,7 @@ describe('events.publish and the catalog', () => {
       { kind: 'event.published', payload: { type: 'cache.flushed', subject: 'cache://all', data_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) } },
       {
         kind: 'fanout.decided',
-        payload: { type: 'cache.flushed', matched: [], denied: [], skipped_internal: true },
+        payload: { type: 'cache.flushed', matched: [], denied: [], skipped_internal: true, enqueues: true },
       },
     ])
   })

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path'
 import {
   type ChainRow,
+  ledgerRowIsAbout,
   type LedgerKeyHandOver,
   type LedgerSigningKey,
   ArchiveError,
@@ -105,7 +106,8 @@ export async function ledgerArchiveCommand(
  * `ledger audit --file F [--delivery ID | --endpoint ID | --event ID] [--json]`: a history read
  * from an export or archive file instead of the database (where archived history lives), no
  * database needed. The file's rows are not verified here: `ledger verify --file F` does that.
- * Entries come in position order; a retirement naming the delivery is among them.
+ * Entries come in position order; a retirement naming the delivery is among them, and the
+ * fan-out decision that enqueued it (ledger format 3).
  */
 export async function ledgerAuditFileCommand(
   io: CliIo,
@@ -122,7 +124,7 @@ export async function ledgerAuditFileCommand(
       if (!line.includes('"type":"row"')) continue
       const row = (JSON.parse(line) as { row: ChainRow }).row
       const names =
-        (args.delivery !== undefined && (row.delivery_id === args.delivery || retires(row, args.delivery))) ||
+        (args.delivery !== undefined && (ledgerRowIsAbout(row, args.delivery) || retires(row, args.delivery))) ||
         (args.endpoint !== undefined && row.endpoint_id === args.endpoint) ||
         (args.event !== undefined && row.event_id === args.event)
       if (names) matches.push(row)

@@ -6,6 +6,7 @@
  * package proves what was written.
  */
 export * from './proof/ledger-row-encoding.js'
+export * from './proof/ledger-row-about.js'
 export * from './proof/merkle-tree.js'
 export * from './proof/ledger-tree-note.js'
 export * from './log/index.js'

@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { evolveDelivery, type AttemptRow, type DeliveryRow, type DeliveryState, type EndpointRow, type LedgerRecord } from '@hookledger/core'
 import type { Db } from './database/database.js'
+import { deliveryLedgerEntries } from './delivery/delivery-ledger-entries.js'
 
 /** A page of rows and the opaque cursor of the next page. */
 export interface Page<T> {
@@ -29,13 +30,7 @@ export const encodeDeliveryCursor = (row: { created_at: Date; id: string }): str
   encodeCursor([row.created_at.toISOString(), row.id])
 export const decodeDeliveryCursor = (cursor: string): [string, string] => decodeCursor(cursor)
 
-/**
- * The ledger's columns a `LedgerRecord` has (all but `tx_id`). Rows read with them are cast to
- * it: an entry's kind names its payload's shape, which the table's type cannot say.
- */
-export const LEDGER_RECORD_COLUMNS = [
-  'position', 'occurred_at', 'owner_id', 'kind', 'endpoint_id', 'delivery_id', 'event_id', 'payload', 'actor',
-] as const satisfies readonly (keyof LedgerRecord)[]
+export { LEDGER_RECORD_COLUMNS } from './ledger-record-columns.js'
 
 /** One live endpoint of this owner, or null (another owner's id looks exactly like a missing one). */
 export async function endpointGet(db: Db, owner_id: string, id: string): Promise<EndpointRow | null> {
@@ -119,17 +114,11 @@ export async function deliveryGet(db: Db, owner_id: string, id: string): Promise
 /**
  * One delivery of this owner as its own ledger entries rebuild it, or null when the ledger has
  * none. For a retired delivery (gone from `deliveries`) this is its row as it was when it
- * left: the retirement names it only in its payload, so it is not among these entries.
+ * left: the retirement names it only in its payload, so it is not among these entries. Its
+ * enqueue may be its event's `fanout.decided` (ledger format 3: deliveryLedgerEntries).
  */
 export async function deliveryFromLedger(db: Db, owner_id: string, id: string): Promise<DeliveryRow | null> {
-  const entries = await db
-    .selectFrom('ledger')
-    .select(LEDGER_RECORD_COLUMNS)
-    .where('delivery_id', '=', id)
-    .where('owner_id', '=', owner_id)
-    .orderBy('position')
-    .$castTo<LedgerRecord>()
-    .execute()
+  const entries = (await deliveryLedgerEntries(db, owner_id, [{ id }])).get(id)!
   return entries.reduce<DeliveryRow | null>((row, e) => evolveDelivery(row, e), null)
 }
 
@@ -154,20 +143,14 @@ export async function attemptList(
     .where('owner_id', '=', owner_id)
     .orderBy('ledger_position')
     .execute()
-  const runs = (
-    await db
-      .selectFrom('ledger')
-      .select(['kind', 'occurred_at', 'actor', 'payload'])
-      .where('delivery_id', '=', delivery_id)
-      .where('owner_id', '=', owner_id)
-      .where('kind', 'in', ['delivery.enqueued', 'delivery.redelivered'])
-      .orderBy('position')
-      .execute()
-  ).map((r) => ({
-    run: r.kind === 'delivery.enqueued' ? 1 : Number(r.payload['run']),
-    started_at: r.occurred_at,
-    actor: r.actor,
-    previous_attempts: r.kind === 'delivery.enqueued' ? null : Number(r.payload['previous_attempts']),
-  }))
+  // How each run began: its enqueue (a row, or its event's fan-out decision) or a redelivery.
+  const runs = (await deliveryLedgerEntries(db, owner_id, [{ id: delivery_id }])).get(delivery_id)!
+    .filter((e) => e.kind === 'delivery.enqueued' || e.kind === 'delivery.redelivered')
+    .map((e) => ({
+      run: e.kind === 'delivery.enqueued' ? 1 : e.payload.run,
+      started_at: e.occurred_at,
+      actor: e.actor,
+      previous_attempts: e.kind === 'delivery.enqueued' ? null : e.payload.previous_attempts,
+    }))
   return { attempts, runs }
 }

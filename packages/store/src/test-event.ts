@@ -8,8 +8,8 @@ import { ledgerWrite } from './ledger-write.js'
 /**
  * `webhooks.send_test`: stores the `webhook.test` event and fans it out to the one endpoint it
  * names, all in the caller's transaction, so the delivery id can be answered at once. The
- * ledger reads as if the fan-out loop had done it — `event.published`, `fanout.decided`,
- * `delivery.enqueued` — and the event is marked fanned out so the loop never sees it. The
+ * ledger reads as if the fan-out loop had done it — `event.published`, then `fanout.decided`
+ * (which enqueues its delivery) — and the event is marked fanned out so the loop never sees it. The
  * caller holds the endpoint's row lock (it must be live and enabled).
  */
 export async function testEventSend(

@@ -13,7 +13,7 @@ import {
   type SignatureScheme,
   type SnoozeBudget,
 } from '@hookledger/core'
-import { createPgNotifier, endpointCreate, eventInsert, type EmbedAdmits, type EventToPublish } from '@hookledger/store'
+import { createPgNotifier, deliveryLedgerEntries, endpointCreate, eventInsert, type EmbedAdmits, type EventToPublish } from '@hookledger/store'
 import { ledgerReplayVerify } from '@hookledger/ledger'
 import { Dispatcher, createHttpTransport } from '@hookledger/worker'
 import { FakeClock } from './fake-clock.js'
@@ -138,14 +138,26 @@ export async function engineHarness(options: HarnessOptions = {}) {
     /** An endpoint row, deleted or not. */
     endpointOf: (id: string) =>
       database.db.selectFrom('endpoints').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
-    /** The ledger entries about one delivery or one endpoint, in order. */
-    ledgerOf: (column: 'delivery_id' | 'endpoint_id', id: string) =>
-      database.db
+    /**
+     * The ledger entries about one delivery or one endpoint, in order. A delivery's start with
+     * its enqueue: its own row, or (ledger format 3) the one its event's fan-out decision
+     * implies, at the decision's position (`by_fanout`, deliveryLedgerEntries).
+     */
+    ledgerOf: async (column: 'delivery_id' | 'endpoint_id', id: string) => {
+      if (column === 'delivery_id') {
+        const owner = (await database.db.selectFrom('delivery_origins').select('owner_id').where('id', '=', id).executeTakeFirst())?.owner_id
+          ?? (await database.db.selectFrom('ledger').select('owner_id').where('delivery_id', '=', id).limit(1).executeTakeFirst())?.owner_id
+        if (owner === undefined) return []
+        const entries = (await deliveryLedgerEntries(database.db, owner, [{ id }])).get(id)!
+        return entries.map(({ position, kind, occurred_at, payload, actor, delivery_id }) => ({ position, kind, occurred_at, payload: payload as Record<string, unknown>, actor, delivery_id }))
+      }
+      return database.db
         .selectFrom('ledger')
         .select(['position', 'kind', 'occurred_at', 'payload', 'actor', 'delivery_id'])
         .where(column, '=', id)
         .orderBy('position')
-        .execute(),
+        .execute()
+    },
     /** One dispatcher step at the current fake time. */
     step: () => dispatcher.runOnce(),
     /** Replays the ledger and returns the differences (none on a healthy database). */

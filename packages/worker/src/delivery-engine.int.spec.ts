@@ -368,10 +368,12 @@ describe('endpoint failure state', () => {
     await h.step()
     // the first delivery, enqueued while the endpoint was healthy, was due at once
     const firstEnqueued = (await h.ledgerOf('delivery_id', (await h.deliveryOf('evt_first')).id))[0]!
+    // (implied by its fan-out decision: ledger format 3)
     expect(firstEnqueued.payload).toEqual({
       event_type: 'booking.created',
       next_attempt_at: new Date(t0).toISOString(),
       cool_down: false,
+      by_fanout: true,
     })
 
     h.clock.advance(1 * s)

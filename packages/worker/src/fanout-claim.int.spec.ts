@@ -58,9 +58,9 @@ describe('the fan-out claims what it enqueued', () => {
     expect(await notifications()).toEqual([])
     const delivery = await h.db.selectFrom('deliveries').select(['id', 'state', 'claimed_by']).executeTakeFirstOrThrow()
     expect(delivery).toMatchObject({ id: r.claimed[0]!.delivery.id, state: 'running', claimed_by: 'worker:t' })
-    // One transaction: the decision, the enqueue and the claim.
+    // One transaction: the decision (which is the enqueue: ledger format 3) and the claim.
     const rows = await h.db.selectFrom('ledger').select(['kind', 'tx_id']).where('kind', 'in', ['fanout.decided', 'delivery.enqueued', 'delivery.claimed']).orderBy('position').execute()
-    expect(rows.map((row) => row.kind)).toEqual(['fanout.decided', 'delivery.enqueued', 'delivery.claimed'])
+    expect(rows.map((row) => row.kind)).toEqual(['fanout.decided', 'delivery.claimed'])
     expect(new Set(rows.map((row) => row.tx_id)).size).toBe(1)
     expect((await h.replay()).differences).toEqual([])
   })

@@ -64,7 +64,7 @@ describe('ledger archive', () => {
     await h.step()
     h.clock.advance(3_600_000)
     await h.step()
-    await sealEverything(h.db, key, () => h.clock.now(), { maxRows: 25 })
+    await sealEverything(h.db, key, () => h.clock.now(), { maxRows: 12 })
   }
 
   beforeAll(async () => {

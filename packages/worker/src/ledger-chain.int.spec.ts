@@ -108,7 +108,7 @@ describe('ledger verify: the chain and signed checkpoints', () => {
   })
 
   it('names a forged row slipped into a sealed range', async () => {
-    const [first] = await rowsOf('delivery.enqueued')
+    const [first] = await rowsOf('fanout.decided')
     await forged(
       `insert into ledger (position, tx_id, occurred_at, owner_id, kind, payload, actor) overriding system value
        values (100000, '${first!.tx_id}'::xid8, now(), 'default', 'event.pruned', '{"published_at":"2026-01-01T00:00:00.000Z"}', 'forger')`,
@@ -204,7 +204,7 @@ describe('ledger verify: the chain and signed checkpoints', () => {
   })
 
   it('a row forged inside the sealed range is filed as unprovable, never as merely unsealed, and fails the receipt', async () => {
-    const [first] = await rowsOf('delivery.enqueued')
+    const [first] = await rowsOf('fanout.decided')
     const forge = `insert into ledger (position, tx_id, occurred_at, owner_id, kind, delivery_id, payload, actor) overriding system value
       values (987654321, '${first!.tx_id}'::xid8, now(), 'default', 'delivery.completed', '${retried}', '{}', 'worker:forger')`
     await bypassLedgerGuards(h.db, (trx) => sql.raw(forge).execute(trx))

@@ -21,6 +21,15 @@ export interface LedgerPayloads {
     matched: string[]
     denied: { endpoint_id: string; reason: string }[]
     skipped_internal?: boolean
+    /**
+     * Ledger format 3 (fanout-enqueues.ts): this entry is also the enqueue of one delivery of
+     * the event to each matched endpoint that has none yet, so no `delivery.enqueued` row
+     * follows it. Absent in entries written before, each of whose deliveries has its own
+     * `delivery.enqueued` row.
+     */
+    enqueues?: true
+    /** The matched endpoints that were failing: their delivery waits until `until` (format 3). */
+    cool_down?: { endpoints: string[]; until: string }
   }
   'endpoint.created': {
     url: string
@@ -91,6 +100,11 @@ export interface LedgerPayloads {
     cool_down: boolean
     /** Present when `webhooks.recover` made it (not the fan-out): the window and why it was missed. */
     recovered?: RecoveredPayload
+    /**
+     * Never stored: an enqueue a format-3 `fanout.decided` implies (`impliedEnqueues`), which
+     * makes the delivery only if its pair has none (a fan-out keeps an existing delivery).
+     */
+    by_fanout?: true
   }
   /** `rate_tat`: the endpoint's rate-limit bucket after this claim (endpoints with a limit). */
   'delivery.claimed': { worker: string; lease_until: string; rate_tat?: string }

@@ -2,6 +2,7 @@
  * A set of projection rows and how one ledger entry folds into it: what the store holds during
  * one write and what a replay rebuilds, both through projections.ts's evolve functions.
  */
+import { impliedEnqueues } from '../events/fanout-enqueues.js'
 import type { LedgerEntry } from './ledger-entry.js'
 import { evolveDelivery, evolveEndpoint, type DeliveryRow, type EndpointRow } from './projections.js'
 
@@ -46,6 +47,8 @@ function applyTo<R>(rows: Map<string, R>, id: string, evolve: (row: R | null) =>
  * function returns none for is removed.
  */
 export function applyEntry(set: ProjectionSet, e: LedgerEntry, touched?: Touched): void {
+  // A format-3 fan-out decision is its deliveries' enqueue too (fanout-enqueues.ts).
+  for (const enqueue of impliedEnqueues(e)) applyEntry(set, enqueue, touched)
   if (e.endpoint_id !== null) applyTo(set.endpoints, e.endpoint_id, (row) => evolveEndpoint(row, e), touched?.endpoints)
   for (const id of deliveryIdsOf(e)) applyTo(set.deliveries, id, (row) => evolveDelivery(row, e), touched?.deliveries)
 }

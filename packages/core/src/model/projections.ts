@@ -243,6 +243,8 @@ export function evolveEndpoint(row: EndpointRow | null, e: LedgerEntry): Endpoin
 export function evolveDelivery(row: DeliveryRow | null, e: LedgerEntry): DeliveryRow | null {
   const at = e.occurred_at
   if (e.kind === 'delivery.enqueued') {
+    // A fan-out's decision keeps the delivery its pair already has (fanout-enqueues.ts).
+    if (e.payload.by_fanout === true && row !== null) return row
     return {
       id: e.delivery_id!,
       owner_id: e.owner_id,

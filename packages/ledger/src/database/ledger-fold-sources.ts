@@ -69,6 +69,28 @@ export const retiredDeliveryEntries = (range: PositionRange = {}): RawBuilder<un
   order by delivery_id, l.position
 `
 
+/**
+ * Each format-3 fan-out decision expanded into the enqueue it implies for each endpoint it
+ * matched (core `impliedEnqueues`, fanout-enqueues.ts: the id derived from the pair, due at the
+ * decision or after the cool-down, `by_fanout`), by delivery and position: merged with
+ * `deliveryEntries` on the way, as the retirements are.
+ */
+export const fanoutDeliveryEntries = (range: PositionRange = {}): RawBuilder<unknown> => sql`
+  select l.position, l.occurred_at, l.owner_id, 'delivery.enqueued' as kind, m.id::uuid as endpoint_id,
+         hookledger_delivery_id(m.id::uuid, l.event_id) as delivery_id, l.event_id,
+         jsonb_build_object(
+           'event_type', l.payload ->> 'type',
+           'next_attempt_at', case when c.cooling then l.payload #> '{cool_down,until}' else to_jsonb(l.occurred_at) end,
+           'cool_down', c.cooling,
+           'by_fanout', true) as payload,
+         l.actor
+  from ledger l
+  cross join lateral jsonb_array_elements_text(l.payload -> 'matched') as m(id)
+  cross join lateral (select coalesce(l.payload #> '{cool_down,endpoints}' ? m.id, false) as cooling) c
+  where l.kind = 'fanout.decided' and l.payload -> 'enqueues' = 'true' and ${inRange(range, sql.ref('l.position'))}
+  order by delivery_id, l.position
+`
+
 /** Reports a broken rule of the current row's history as an `inconsistent` difference. */
 export function problemReporter(sink: DifferenceSink, table: ReplayTable, current: { key: string }): ReportProblem {
   return (position, problem) => {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from '@hookledger/store'
+import { enqueuingDecisionRows } from './ledger-enqueuing-decision.js'
 
 /** A ledger row as operators read it. */
 export interface LedgerRow {
@@ -129,11 +130,15 @@ export async function ledgerTrail(
   filter: LedgerFilter,
   limit: number,
 ): Promise<{ data: LedgerRow[]; truncated: boolean }> {
+  const columns = sql`position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, payload, actor`
+  // A delivery's trail starts with what enqueued it: in ledger format 3 its event's fan-out decision.
+  const decision = filter.delivery_id !== undefined
+    ? sql`union all ${enqueuingDecisionRows(columns, filter.delivery_id, filterSql({ ...filter, delivery_id: undefined }))}`
+    : sql``
   const rows = (
     await sql<LedgerRow>`
-      select position, occurred_at, owner_id, kind, endpoint_id, delivery_id, event_id, payload,
-        actor
-      from ledger where true ${filterSql(filter)}
+      select ${columns} from ledger where true ${filterSql(filter)}
+      ${decision}
       order by position limit ${limit + 1}
     `.execute(db)
   ).rows

@@ -6,6 +6,7 @@ import { noteText } from '../proof/ledger-tree-note.js'
 import { sql } from 'kysely'
 import type { Db, Trx } from '@hookledger/store'
 import { CHAIN_ROW_COLUMNS } from './ledger-chain-rows.js'
+import { enqueuingDecisionRows } from './ledger-enqueuing-decision.js'
 import { databaseTileReader, latestTreeNote } from './ledger-tree.js'
 import { servedCheckpoint } from './ledger-cosignatures.js'
 import type { TlogPolicy } from '../log/index.js'
@@ -23,13 +24,16 @@ export async function ledgerReceipt(db: Db, params: { owner_id?: string; deliver
     .transaction()
     .setIsolationLevel('repeatable read')
     .execute(async (trx) => {
+      const owner = params.owner_id !== undefined ? sql`and owner_id = ${params.owner_id}` : sql``
+      // The rows that name it, and the fan-out decision that enqueued it (ledger format 3).
       const rows = (
         await sql<ChainRow>`
           select ${CHAIN_ROW_COLUMNS} from ledger
-          where delivery_id = ${params.delivery_id}::uuid ${params.owner_id !== undefined ? sql`and owner_id = ${params.owner_id}` : sql``}
-          order by ledger.tx_id, ledger.position
+          where delivery_id = ${params.delivery_id}::uuid ${owner}
+          union all
+          ${enqueuingDecisionRows(CHAIN_ROW_COLUMNS, params.delivery_id, owner)}
         `.execute(trx)
-      ).rows
+      ).rows.sort(byChainOrder)
       if (rows.length === 0) return null
       const newest = await latestTreeNote(trx)
       // Proofs go into the checkpoint the log serves: with a policy, the newest one its witnesses cosigned.
@@ -82,6 +86,12 @@ async function leafIndexesOf(trx: Trx, rows: readonly ChainRow[]): Promise<Map<s
     `.execute(trx)
   ).rows
   return new Map(found.map((f) => [f.position, Number(f.leaf_index)]))
+}
+
+/** Chain order, (tx_id, position): the columns come as decimal text. */
+function byChainOrder(a: ChainRow, b: ChainRow): number {
+  const d = BigInt(a.tx_id) - BigInt(b.tx_id) || BigInt(a.position) - BigInt(b.position)
+  return d < 0n ? -1 : d > 0n ? 1 : 0
 }
 
 function chainAtOrBefore(row: ChainRow, last: { tx_id: string; position: string }): boolean {

@@ -102,6 +102,8 @@ export class DeliveryHistoryCheck {
   apply(e: LedgerRecord): void {
     if (this.#phase === false) return
     const at = e.position
+    // A fan-out's decision keeps the delivery its pair already has (fanout-enqueues.ts).
+    if (e.kind === 'delivery.enqueued' && e.payload.by_fanout === true && this.#phase !== null && this.#phase !== 'retired') return
     // A retired delivery's id can start a new life: the same event fanned out to the same
     // endpoint again (it was pruned and published anew), after its first row had left.
     if (this.#phase === null || (this.#phase === 'retired' && e.kind === 'delivery.enqueued')) {

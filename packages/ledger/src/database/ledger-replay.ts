@@ -36,6 +36,7 @@ import {
   plannedRows,
   problemReporter,
   retiredDeliveryEntries,
+  fanoutDeliveryEntries,
   type PositionRange,
 } from './ledger-fold-sources.js'
 import { DifferenceSink, verifyTable, type ReplayCounters, type ReplayDifference, type ReplayDifferenceKind, type ReplayTable } from './ledger-replay-stream.js'
@@ -198,7 +199,7 @@ export async function ledgerReplayVerify(db: Db, options: ReplayOptions = {}): P
         const deliveries = await verifyTable(trx, {
           ...common,
           table: 'deliveries',
-          ledgerQueries: [deliveryEntries(range), retiredDeliveryEntries(range)],
+          ledgerQueries: [deliveryEntries(range), retiredDeliveryEntries(range), fanoutDeliveryEntries(range)],
           keyColumn: 'delivery_id',
           fold: deliveryFold,
           ...(snapshot ? { start: snapshotStartRows(snapshot.descriptor.seq, 'deliveries'), onStartRow: (r) => startDigest!.push('delivery', r.id, r.snapshot_row) } : {}),

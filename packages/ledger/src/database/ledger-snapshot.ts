@@ -17,7 +17,7 @@ import { type LedgerKeyHandOver } from '../proof/ledger-key-rotation.js'
 import { sql } from 'kysely'
 import type { Db, Trx } from '@hookledger/store'
 import { ledgerChainVerify } from './ledger-chain-verify.js'
-import { DeliveryFold, EndpointFold, deliveryEntries, endpointEntries, problemReporter, retiredDeliveryEntries, type PositionRange } from './ledger-fold-sources.js'
+import { DeliveryFold, EndpointFold, deliveryEntries, endpointEntries, problemReporter, retiredDeliveryEntries, fanoutDeliveryEntries, type PositionRange } from './ledger-fold-sources.js'
 import { RowJsonCodec, RowJsonError, type RowJson } from './ledger-replay-row-json.js'
 import { DifferenceSink, foldTable, type ReplayCounters } from './ledger-replay-stream.js'
 import { ledgerSealUntil } from './ledger-seal.js'
@@ -159,7 +159,7 @@ async function foldSnapshot(
       table,
       ...(table === 'endpoints'
         ? { ledgerQueries: [endpointEntries(range)], keyColumn: 'endpoint_id' as const, fold: new EndpointFold(report) }
-        : { ledgerQueries: [deliveryEntries(range), retiredDeliveryEntries(range)], keyColumn: 'delivery_id' as const, fold: new DeliveryFold(report) }),
+        : { ledgerQueries: [deliveryEntries(range), retiredDeliveryEntries(range), fanoutDeliveryEntries(range)], keyColumn: 'delivery_id' as const, fold: new DeliveryFold(report) }),
       counters,
       gauge,
       fetchRows: 5_000,

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { ed25519NoteVerifier, encodeVerifierKey, openCheckpoint, parseTlogProof, verifyCheckpointWithPolicy, type TlogPolicy } from '../log/index.js'
 import { type ChainRow, ledgerRowBytes, ledgerRowFromBytes, logLeafHash } from './ledger-row-encoding.js'
 import { verifyInclusion } from './merkle-tree.js'
+import { ledgerRowIsAbout } from './ledger-row-about.js'
 
 /**
  * A delivery's receipt (`hookledger.receipt.v2`): every ledger row about it, each sealed one as
@@ -145,7 +146,7 @@ export function verifyLedgerReceipt(receipt: LedgerReceipt, trust: ReceiptTrust)
       return
     }
     const before = problems.length
-    if (check.row!.delivery_id !== deliveryId) problems.push(`${where}: the proven row belongs to delivery ${String(check.row!.delivery_id)}, not ${String(deliveryId)}`)
+    if (!ledgerRowIsAbout(check.row!, deliveryId)) problems.push(`${where}: the proven row belongs to delivery ${String(check.row!.delivery_id)}, not ${String(deliveryId)}`)
     if (!sameRow(entry.row, check.row!)) problems.push(`${where}: the row shown is not the row proven (position ${check.row!.position})`)
     if (entry.leaf_index !== check.index) problems.push(`${where}: leaf_index ${String(entry.leaf_index)} is not the proof's ${String(check.index)}`)
     if (seen.has(check.index!)) problems.push(`${where}: the same leaf as an earlier entry`)
@@ -156,7 +157,7 @@ export function verifyLedgerReceipt(receipt: LedgerReceipt, trust: ReceiptTrust)
   unsealed.forEach((row, i) => {
     const where = `unsealed row ${i + 1} (position ${String(row?.position)})`
     if (typeof row !== 'object' || row === null) return void problems.push(`${where}: no row`)
-    if (row.delivery_id !== deliveryId) problems.push(`${where}: belongs to delivery ${String(row.delivery_id)}, not ${String(deliveryId)}`)
+    if (!ledgerRowIsAbout(row, deliveryId)) problems.push(`${where}: belongs to delivery ${String(row.delivery_id)}, not ${String(deliveryId)}`)
     try {
       ledgerRowBytes(row)
     } catch (error) {

@@ -76,6 +76,8 @@ const SERVICE_FUNCTIONS = [
   // The planner's statistics after a burst (0012): ANALYZE of the hot tables, as their owner.
   'hookledger_statistics_refresh(bigint)',
 ]
+/** Plain functions the service's and the reader's queries call (replay reads a fan-out's enqueues through it: 0015). */
+const READ_FUNCTIONS = ['hookledger_delivery_id(uuid, text)']
 const PUBLISHER_FUNCTIONS = ['hookledger_publish(text, jsonb, timestamp with time zone, text)', 'hookledger_publish_compare(text, jsonb)']
 /** Tables the service locks rows of (`for update`/`for share` needs an UPDATE privilege on a column; the one-door trigger refuses the update itself). */
 const LOCKED_TABLES = ['deliveries', 'delivery_states', 'endpoints', 'events', 'access_codes', 'embeds', 'api_tokens']
@@ -193,6 +195,7 @@ export async function databaseGrantsApply(db: Kysely<any>, schema: string): Prom
     ...PUBLISHER_TABLES.map((t) => sql`grant select on ${sql.id(schema, t)} to ${sql.id(r.publisher)}`),
     ...SERVICE_FUNCTIONS.map((f) => sql`grant execute on function ${s}.${sql.raw(f)} to ${sql.id(r.service)}`),
     ...PUBLISHER_FUNCTIONS.map((f) => sql`grant execute on function ${s}.${sql.raw(f)} to ${sql.id(r.publisher)}`),
+    ...READ_FUNCTIONS.map((f) => sql`grant execute on function ${s}.${sql.raw(f)} to ${sql.join([sql.id(r.service), sql.id(r.reader)])}`),
   ]
   // The hot tables' vacuum between autovacuum's visits (hot-tables-vacuum.ts): MAINTAIN (vacuum,
   // analyze, reindex, cluster, lock: nothing that changes a row) exists from PostgreSQL 17 on.
@@ -200,9 +203,9 @@ export async function databaseGrantsApply(db: Kysely<any>, schema: string): Prom
   if (version >= 170000) statements.push(sql`grant maintain on ${sql.join(HOT_TABLES.map((t) => sql.id(schema, t)))} to ${sql.id(r.service)}`)
   for (const statement of statements) await statement.execute(db)
   return [
-    `${r.service}: select on every table of ${schema}, row locks on ${LOCKED_TABLES.join(', ')}, execute on ${SERVICE_FUNCTIONS.length} write functions${version >= 170000 ? `, maintain (vacuum) on ${HOT_TABLES.join(', ')}` : ''}`,
+    `${r.service}: select on every table of ${schema}, row locks on ${LOCKED_TABLES.join(', ')}, execute on ${SERVICE_FUNCTIONS.length} write functions and ${READ_FUNCTIONS.length} read function${version >= 170000 ? `, maintain (vacuum) on ${HOT_TABLES.join(', ')}` : ''}`,
     `${r.publisher}: execute on ${PUBLISHER_FUNCTIONS.map((f) => f.replace(/\(.*/, '')).join(', ')}, select on ${PUBLISHER_TABLES.join(', ')} only`,
-    `${r.reader}: select on every table of ${schema}`,
+    `${r.reader}: select on every table of ${schema}, execute on ${READ_FUNCTIONS.map((f) => f.replace(/\(.*/, '')).join(', ')}`,
   ]
 }
 

@@ -218,9 +218,9 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<FanoutRun
     }
     // Whether this transaction claims too (the caller's free slots, asked before the write: its
     // NOTIFY then waits for the claim, and goes out only for what the claim left).
-    const slots = entries.some((e) => e.kind === 'delivery.enqueued') ? (params.claim?.() ?? null) : null
-    // A pair (endpoint, event) that already has a delivery keeps it, and its `delivery.enqueued`
-    // entry is dropped so the ledger matches the table. In the same statement: mark the events
+    const slots = entries.some((e) => e.kind === 'fanout.decided' && e.payload.matched.length > 0) ? (params.claim?.() ?? null) : null
+    // A pair (endpoint, event) that already has a delivery keeps it (so the decision's enqueue
+    // says: fanout-enqueues.ts). In the same statement: mark the events
     // fanned out, and NOTIFY (sent on commit) if anything was enqueued. Its queue merge takes
     // shared locks on the endpoints enqueued to first, so the queue heads it refreshes see any
     // claim or settle of theirs that committed first (endpoint-queue.ts).

@@ -3,6 +3,8 @@ import {
   deliveryIdFor,
   evolveDelivery,
   evolveEndpoint,
+  impliedEnqueueOf,
+  impliedEnqueues,
   type DeliveryRow,
   type EndpointRow,
   type FanoutVerdictInput,
@@ -36,17 +38,26 @@ export async function waitingFacts(
   if (waiting.length === 0) return { scheduledBy: new Map(), endpoints: new Map(), blockedBy: new Map() }
   const ids = waiting.map((d) => d.id)
   const endpointIds = [...new Set(waiting.map((d) => d.endpoint_id))]
-  const [entries, endpoints, blocked] = await Promise.all([
+  const [entries, decisions, endpoints, blocked] = await Promise.all([
     db
       .selectFrom('ledger')
       .distinctOn('delivery_id')
-      .select(['delivery_id', 'kind', 'payload'])
+      .select(['delivery_id', 'kind', 'payload', 'position'])
       .where('delivery_id', '=', anyOf(ids))
       .where('owner_id', '=', owner_id)
       .where('kind', '=', anyOf(SCHEDULING_KINDS))
       .orderBy('delivery_id')
       .orderBy('position', 'desc')
-      .$castTo<{ delivery_id: string } & SchedulingEntry>()
+      .$castTo<{ delivery_id: string; position: string } & SchedulingEntry>()
+      .execute(),
+    // Ledger format 3: a delivery's enqueue may be its event's fan-out decision (fanout-enqueues.ts).
+    db
+      .selectFrom('ledger')
+      .select(LEDGER_RECORD_COLUMNS)
+      .where('event_id', '=', anyOf([...new Set(waiting.map((d) => d.event_id))]))
+      .where('owner_id', '=', owner_id)
+      .where('kind', '=', 'fanout.decided')
+      .$castTo<LedgerRecord>()
       .execute(),
     db
       .selectFrom('endpoints')
@@ -63,8 +74,17 @@ export async function waitingFacts(
       where w.id = any(${ids}::uuid[]) and w.owner_id = ${owner_id} and b.id <> w.id
     `.execute(db),
   ])
+  const scheduledBy = new Map<string, SchedulingEntry & { position: string }>(entries.map((e) => [e.delivery_id, e]))
+  for (const d of waiting) {
+    for (const decision of decisions) {
+      if (decision.event_id !== d.event_id) continue
+      const enqueue = impliedEnqueueOf(decision, d.endpoint_id)
+      const last = scheduledBy.get(d.id)
+      if (enqueue && (!last || BigInt(last.position) < BigInt(decision.position))) scheduledBy.set(d.id, { ...enqueue, position: decision.position })
+    }
+  }
   return {
-    scheduledBy: new Map(entries.map((e) => [e.delivery_id, e])),
+    scheduledBy,
     endpoints: new Map(endpoints.map((e) => [e.id, e])),
     blockedBy: new Map(blocked.rows.map((r) => [r.id, r.blocked_by])),
   }
@@ -91,11 +111,12 @@ export interface EventExplainFacts {
 export async function eventExplainFacts(db: Db, owner_id: string, event_id: string): Promise<EventExplainFacts> {
   const decisions = await db
     .selectFrom('ledger')
-    .select(['kind', 'position', 'occurred_at', 'payload'])
+    .select(LEDGER_RECORD_COLUMNS)
     .where('event_id', '=', event_id)
     .where('owner_id', '=', owner_id)
     .where('kind', 'in', ['event.published', 'fanout.decided'])
     .orderBy('position')
+    .$castTo<LedgerRecord>()
     .execute()
   const published = decisions.find((r) => r.kind === 'event.published')
   const decided = decisions.find((r) => r.kind === 'fanout.decided')
@@ -127,8 +148,11 @@ export async function eventExplainFacts(db: Db, owner_id: string, event_id: stri
       .execute(),
   ])
   const liveById = new Map(live.map((d) => [d.id, d]))
+  // Ledger format 3: the decisions enqueued their deliveries (fanout-enqueues.ts).
+  const implied = decisions.flatMap((d) => impliedEnqueues(d).map((e) => ({ ...e, position: d.position })))
+  const history = implied.length === 0 ? logged : [...logged, ...implied].sort((a, b) => (BigInt(a.position) < BigInt(b.position) ? -1 : BigInt(a.position) > BigInt(b.position) ? 1 : 0))
   const foldedDeliveries = new Map<string, DeliveryRow | null>()
-  for (const e of logged) foldedDeliveries.set(e.delivery_id!, evolveDelivery(foldedDeliveries.get(e.delivery_id!) ?? null, e))
+  for (const e of history) foldedDeliveries.set(e.delivery_id!, evolveDelivery(foldedDeliveries.get(e.delivery_id!) ?? null, e))
   const atDecision = new Map<string, EndpointRow | null>()
   for (const e of endpointEntries) atDecision.set(e.endpoint_id!, evolveEndpoint(atDecision.get(e.endpoint_id!) ?? null, e))
   return {
