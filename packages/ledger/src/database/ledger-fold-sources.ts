@@ -79,14 +79,17 @@ export const fanoutDeliveryEntries = (range: PositionRange = {}): RawBuilder<unk
   select l.position, l.occurred_at, l.owner_id, 'delivery.enqueued' as kind, m.id::uuid as endpoint_id,
          hookledger_delivery_id(m.id::uuid, l.event_id) as delivery_id, l.event_id,
          jsonb_build_object(
-           'event_type', l.payload ->> 'type',
-           'next_attempt_at', case when c.cooling then l.payload #> '{cool_down,until}' else to_jsonb(l.occurred_at) end,
+           'event_type', p.type,
+           'next_attempt_at', case when c.cooling then p.cool_down -> 'until' else to_jsonb(l.occurred_at) end,
            'cool_down', c.cooling,
            'by_fanout', true) as payload,
          l.actor
   from ledger l
-  cross join lateral jsonb_array_elements_text(l.payload -> 'matched') as m(id)
-  cross join lateral (select coalesce(l.payload #> '{cool_down,endpoints}' ? m.id, false) as cooling) c
+  -- The payload read once a decision (OFFSET 0 keeps the planner from repeating these for each
+  -- endpoint it matched: a wide decision's payload is stored compressed, read whole each time).
+  cross join lateral (select l.payload ->> 'type' as type, l.payload -> 'matched' as matched, l.payload -> 'cool_down' as cool_down offset 0) p
+  cross join lateral jsonb_array_elements_text(p.matched) as m(id)
+  cross join lateral (select coalesce(p.cool_down -> 'endpoints' ? m.id, false) as cooling) c
   where l.kind = 'fanout.decided' and l.payload -> 'enqueues' = 'true' and ${inRange(range, sql.ref('l.position'))}
   order by delivery_id, l.position
 `

@@ -24,7 +24,7 @@ const FROZEN: Record<string, string> = {
   '0012_statistics_refresh.sql': 'fa0dc5f353c8ace53388cff03154e289600d0834e398e2c5c36b8ee75a50fe48',
   '0013_history_blind_writes.sql': 'bff5dc7281e60954d8e406fa4b95b3465fa66f7acdc6054b16feb81674421579',
   '0014_write_only_what_it_needs.sql': '93f836e55d933de4659e5734b3c30605f8179969807f6b34b25fda28f9a4e3f4',
-  '0015_fanout_enqueues.sql': '274843c7debc77f6eba84a44376efc979d3071fa78be6c88ba5a44eb4501eb1a',
+  '0015_fanout_enqueues.sql': '3a6311a0dbd16ac4096123e86c5186f578b443b11bf4410d00a2cbbcbd651fb4',
 }
 
 describe('migrations', () => {
