@@ -42,13 +42,13 @@ export async function waitingFacts(
     db
       .selectFrom('ledger')
       .distinctOn('delivery_id')
-      .select(['delivery_id', 'kind', 'payload', 'position'])
+      .select(['delivery_id', 'kind', 'payload'])
       .where('delivery_id', '=', anyOf(ids))
       .where('owner_id', '=', owner_id)
       .where('kind', '=', anyOf(SCHEDULING_KINDS))
       .orderBy('delivery_id')
       .orderBy('position', 'desc')
-      .$castTo<{ delivery_id: string; position: string } & SchedulingEntry>()
+      .$castTo<{ delivery_id: string } & SchedulingEntry>()
       .execute(),
     // Ledger format 3: a delivery's enqueue may be its event's fan-out decision (fanout-enqueues.ts).
     db
@@ -57,6 +57,7 @@ export async function waitingFacts(
       .where('event_id', '=', anyOf([...new Set(waiting.map((d) => d.event_id))]))
       .where('owner_id', '=', owner_id)
       .where('kind', '=', 'fanout.decided')
+      .orderBy('position')
       .$castTo<LedgerRecord>()
       .execute(),
     db
@@ -74,13 +75,13 @@ export async function waitingFacts(
       where w.id = any(${ids}::uuid[]) and w.owner_id = ${owner_id} and b.id <> w.id
     `.execute(db),
   ])
-  const scheduledBy = new Map<string, SchedulingEntry & { position: string }>(entries.map((e) => [e.delivery_id, e]))
+  const scheduledBy = new Map<string, SchedulingEntry>(entries.map((e) => [e.delivery_id, e]))
+  // A delivery no entry of its own scheduled was scheduled by its enqueue: its decision's.
   for (const d of waiting) {
+    if (scheduledBy.has(d.id)) continue
     for (const decision of decisions) {
-      if (decision.event_id !== d.event_id) continue
-      const enqueue = impliedEnqueueOf(decision, d.endpoint_id)
-      const last = scheduledBy.get(d.id)
-      if (enqueue && (!last || BigInt(last.position) < BigInt(decision.position))) scheduledBy.set(d.id, { ...enqueue, position: decision.position })
+      const enqueue = decision.event_id === d.event_id ? impliedEnqueueOf(decision, d.endpoint_id) : null
+      if (enqueue) scheduledBy.set(d.id, enqueue)
     }
   }
   return {
