@@ -78,7 +78,7 @@ export const retiredDeliveryEntries = (range: PositionRange = {}): RawBuilder<un
 export const fanoutDeliveryEntries = (range: PositionRange = {}): RawBuilder<unknown> => sql`
   select l.position, l.occurred_at, l.owner_id, 'delivery.enqueued' as kind, m.id::uuid as endpoint_id,
          hookledger_delivery_id(m.id::uuid, l.event_id) as delivery_id, l.event_id,
-         jsonb_build_object(
+         json_build_object(
            'event_type', p.type,
            'next_attempt_at', case when c.cooling then p.cool_down -> 'until' else to_jsonb(l.occurred_at) end,
            'cool_down', c.cooling,
