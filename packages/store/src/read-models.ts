@@ -118,7 +118,7 @@ export async function deliveryGet(db: Db, owner_id: string, id: string): Promise
  * enqueue may be its event's `fanout.decided` (ledger format 3: deliveryLedgerEntries).
  */
 export async function deliveryFromLedger(db: Db, owner_id: string, id: string): Promise<DeliveryRow | null> {
-  const entries = (await deliveryLedgerEntries(db, owner_id, [{ id }])).get(id)!
+  const entries = (await deliveryLedgerEntries(db, owner_id, [id])).get(id)!
   return entries.reduce<DeliveryRow | null>((row, e) => evolveDelivery(row, e), null)
 }
 
@@ -144,7 +144,7 @@ export async function attemptList(
     .orderBy('ledger_position')
     .execute()
   // How each run began: its enqueue (a row, or its event's fan-out decision) or a redelivery.
-  const runs = (await deliveryLedgerEntries(db, owner_id, [{ id: delivery_id }])).get(delivery_id)!
+  const runs = (await deliveryLedgerEntries(db, owner_id, [delivery_id])).get(delivery_id)!
     .filter((e) => e.kind === 'delivery.enqueued' || e.kind === 'delivery.redelivered')
     .map((e) => ({
       run: e.kind === 'delivery.enqueued' ? 1 : e.payload.run,

@@ -148,7 +148,7 @@ export async function engineHarness(options: HarnessOptions = {}) {
         const owner = (await database.db.selectFrom('delivery_origins').select('owner_id').where('id', '=', id).executeTakeFirst())?.owner_id
           ?? (await database.db.selectFrom('ledger').select('owner_id').where('delivery_id', '=', id).limit(1).executeTakeFirst())?.owner_id
         if (owner === undefined) return []
-        const entries = (await deliveryLedgerEntries(database.db, owner, [{ id }])).get(id)!
+        const entries = (await deliveryLedgerEntries(database.db, owner, [id])).get(id)!
         return entries.map(({ position, kind, occurred_at, payload, actor, delivery_id }) => ({ position, kind, occurred_at, payload: payload as Record<string, unknown>, actor, delivery_id }))
       }
       return database.db

@@ -7,6 +7,7 @@ import { sql } from 'kysely'
 import type { Db, Trx } from '@hookledger/store'
 import { CHAIN_ROW_COLUMNS } from './ledger-chain-rows.js'
 import { enqueuingDecisionRows } from './ledger-enqueuing-decision.js'
+import { comparePositions } from './merged-cursor.js'
 import { databaseTileReader, latestTreeNote } from './ledger-tree.js'
 import { servedCheckpoint } from './ledger-cosignatures.js'
 import type { TlogPolicy } from '../log/index.js'
@@ -90,8 +91,7 @@ async function leafIndexesOf(trx: Trx, rows: readonly ChainRow[]): Promise<Map<s
 
 /** Chain order, (tx_id, position): the columns come as decimal text. */
 function byChainOrder(a: ChainRow, b: ChainRow): number {
-  const d = BigInt(a.tx_id) - BigInt(b.tx_id) || BigInt(a.position) - BigInt(b.position)
-  return d < 0n ? -1 : d > 0n ? 1 : 0
+  return comparePositions(a.tx_id, b.tx_id) || comparePositions(a.position, b.position)
 }
 
 function chainAtOrBefore(row: ChainRow, last: { tx_id: string; position: string }): boolean {

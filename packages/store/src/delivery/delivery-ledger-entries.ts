@@ -2,30 +2,38 @@ import { evolveDelivery, impliedEnqueueOf, type DeliveryRow, type LedgerRecord }
 import type { Db } from '../database/database.js'
 import { LEDGER_RECORD_COLUMNS } from '../ledger-record-columns.js'
 
-/** A delivery as its history is looked up: its id, and its pair when the caller knows it. */
-export interface DeliveryKey {
-  readonly id: string
-  readonly endpoint_id?: string
-  readonly event_id?: string
-}
-
-const byPosition = (a: { position: string }, b: { position: string }) => {
+/** Ledger entries in position order (positions are bigints as decimal text). */
+export const byLedgerPosition = (a: { position: string }, b: { position: string }): number => {
   const d = BigInt(a.position) - BigInt(b.position)
   return d < 0n ? -1 : d > 0n ? 1 : 0
+}
+
+/**
+ * The `fanout.decided` entries of these events of one owner, in position order
+ * (ledger_event_decisions_idx): in ledger format 3 they are their deliveries' enqueues.
+ */
+export function fanoutDecisionsOf(db: Db, owner_id: string, eventIds: readonly string[]): Promise<LedgerRecord[]> {
+  return db
+    .selectFrom('ledger')
+    .select(LEDGER_RECORD_COLUMNS)
+    .where('event_id', '=', (eb) => eb.fn.any(eb.val(eventIds)))
+    .where('owner_id', '=', owner_id)
+    .where('kind', '=', 'fanout.decided')
+    .orderBy('position')
+    .$castTo<LedgerRecord>()
+    .execute()
 }
 
 /**
  * Each delivery's ledger entries in position order: the rows that name it, and the enqueue each
  * format-3 `fanout.decided` of its event implies for its endpoint (core fanout-enqueues.ts),
  * which names it only through its pair — what folding one delivery reads (a retired one's last
- * row, its runs, what last scheduled it). The pair comes from the caller, the delivery's rows or
- * its origin row; a delivery the ledger knows nothing of has no entries.
+ * row, its runs). The pair comes from its origin row or, once retired, its own rows; a delivery
+ * the ledger knows nothing of has no entries.
  */
-export async function deliveryLedgerEntries(db: Db, owner_id: string, keys: readonly DeliveryKey[]): Promise<Map<string, LedgerRecord[]>> {
-  const out = new Map<string, LedgerRecord[]>(keys.map((k) => [k.id, []]))
-  if (keys.length === 0) return out
-  const ids = keys.map((k) => k.id)
-  const unknown = keys.filter((k) => k.endpoint_id === undefined || k.event_id === undefined).map((k) => k.id)
+export async function deliveryLedgerEntries(db: Db, owner_id: string, ids: readonly string[]): Promise<Map<string, LedgerRecord[]>> {
+  const out = new Map<string, LedgerRecord[]>(ids.map((id) => [id, []]))
+  if (ids.length === 0) return out
   const [rows, origins] = await Promise.all([
     db
       .selectFrom('ledger')
@@ -35,36 +43,21 @@ export async function deliveryLedgerEntries(db: Db, owner_id: string, keys: read
       .orderBy('position')
       .$castTo<LedgerRecord>()
       .execute(),
-    unknown.length === 0
-      ? []
-      : db.selectFrom('delivery_origins').select(['id', 'endpoint_id', 'event_id']).where('id', '=', (eb) => eb.fn.any(eb.val(unknown))).where('owner_id', '=', owner_id).execute(),
+    db.selectFrom('delivery_origins').select(['id', 'endpoint_id', 'event_id']).where('id', '=', (eb) => eb.fn.any(eb.val(ids))).where('owner_id', '=', owner_id).execute(),
   ])
-  const pairs = new Map<string, { endpoint_id: string; event_id: string }>()
-  for (const k of keys) if (k.endpoint_id !== undefined && k.event_id !== undefined) pairs.set(k.id, { endpoint_id: k.endpoint_id, event_id: k.event_id })
-  for (const o of origins) pairs.set(o.id, { endpoint_id: o.endpoint_id, event_id: o.event_id })
+  const pairs = new Map<string, { endpoint_id: string; event_id: string }>(origins.map((o) => [o.id, o]))
   for (const r of rows) {
     out.get(r.delivery_id!)!.push(r)
     if (!pairs.has(r.delivery_id!) && r.endpoint_id !== null && r.event_id !== null) pairs.set(r.delivery_id!, { endpoint_id: r.endpoint_id, event_id: r.event_id })
   }
-  const eventIds = [...new Set([...pairs.values()].map((p) => p.event_id))]
-  if (eventIds.length === 0) return out
-  const decisions = await db
-    .selectFrom('ledger')
-    .select(LEDGER_RECORD_COLUMNS)
-    .where('event_id', '=', (eb) => eb.fn.any(eb.val(eventIds)))
-    .where('owner_id', '=', owner_id)
-    .where('kind', '=', 'fanout.decided')
-    .orderBy('position')
-    .$castTo<LedgerRecord>()
-    .execute()
-  const byEvent = new Map<string, LedgerRecord[]>()
-  for (const d of decisions) byEvent.set(d.event_id!, [...(byEvent.get(d.event_id!) ?? []), d])
+  if (pairs.size === 0) return out
+  const decisions = await fanoutDecisionsOf(db, owner_id, [...new Set([...pairs.values()].map((p) => p.event_id))])
   for (const [id, pair] of pairs) {
-    const implied = (byEvent.get(pair.event_id) ?? []).flatMap((d) => {
-      const e = impliedEnqueueOf(d, pair.endpoint_id)
+    const implied = decisions.flatMap((d) => {
+      const e = d.event_id === pair.event_id ? impliedEnqueueOf(d, pair.endpoint_id) : null
       return e ? [{ ...e, position: d.position }] : []
     })
-    if (implied.length > 0) out.set(id, keptByTheFold([...out.get(id)!, ...implied].sort(byPosition)))
+    if (implied.length > 0) out.set(id, keptByTheFold([...out.get(id)!, ...implied].sort(byLedgerPosition)))
   }
   return out
 }

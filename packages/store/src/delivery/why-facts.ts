@@ -13,6 +13,7 @@ import {
 } from '@hookledger/core'
 import type { Database, Db } from '../database/database.js'
 import { LEDGER_RECORD_COLUMNS } from '../read-models.js'
+import { byLedgerPosition, fanoutDecisionsOf } from './delivery-ledger-entries.js'
 import { STRICT_LINE_FROM, STRICT_ORDER } from './delivery-next.js'
 
 const SCHEDULING_KINDS = ['delivery.retry_scheduled', 'delivery.snoozed', 'delivery.lease_busy', 'delivery.enqueued', 'delivery.redelivered', 'delivery.cool_down_released']
@@ -51,15 +52,7 @@ export async function waitingFacts(
       .$castTo<{ delivery_id: string } & SchedulingEntry>()
       .execute(),
     // Ledger format 3: a delivery's enqueue may be its event's fan-out decision (fanout-enqueues.ts).
-    db
-      .selectFrom('ledger')
-      .select(LEDGER_RECORD_COLUMNS)
-      .where('event_id', '=', anyOf([...new Set(waiting.map((d) => d.event_id))]))
-      .where('owner_id', '=', owner_id)
-      .where('kind', '=', 'fanout.decided')
-      .orderBy('position')
-      .$castTo<LedgerRecord>()
-      .execute(),
+    fanoutDecisionsOf(db, owner_id, [...new Set(waiting.map((d) => d.event_id))]),
     db
       .selectFrom('endpoints')
       .select(['id', 'busy_until', 'busy_delivery_id', 'rate_limit', 'rate_tat', 'rate_adapted_per_second'])
@@ -151,7 +144,7 @@ export async function eventExplainFacts(db: Db, owner_id: string, event_id: stri
   const liveById = new Map(live.map((d) => [d.id, d]))
   // Ledger format 3: the decisions enqueued their deliveries (fanout-enqueues.ts).
   const implied = decisions.flatMap((d) => impliedEnqueues(d).map((e) => ({ ...e, position: d.position })))
-  const history = implied.length === 0 ? logged : [...logged, ...implied].sort((a, b) => (BigInt(a.position) < BigInt(b.position) ? -1 : BigInt(a.position) > BigInt(b.position) ? 1 : 0))
+  const history = implied.length === 0 ? logged : [...logged, ...implied].sort(byLedgerPosition)
   const foldedDeliveries = new Map<string, DeliveryRow | null>()
   for (const e of history) foldedDeliveries.set(e.delivery_id!, evolveDelivery(foldedDeliveries.get(e.delivery_id!) ?? null, e))
   const atDecision = new Map<string, EndpointRow | null>()
