@@ -31,7 +31,14 @@ export async function serveCommand(config: Config, argv: string[], env: NodeJS.P
   }
   process.once('SIGINT', force)
   process.once('SIGTERM', force)
+  // Node ends a process whose event loop ran dry with `await service.stop()` unsettled (exit 13):
+  // say what the drain was still waiting for rather than end silently.
+  const unfinished = (code: number) => {
+    if (service.stopping !== null) io.err(`hookledger: exited (code ${code}) while stopping ${service.stopping}`)
+  }
+  process.once('exit', unfinished)
   await service.stop()
+  process.off('exit', unfinished)
   log.info({}, 'stopped')
   return 0
 }

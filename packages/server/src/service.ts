@@ -78,6 +78,8 @@ export type Role = 'api' | 'worker' | 'all'
 export interface RunningService {
   readonly url: string
   stop(): Promise<void>
+  /** What `stop` is waiting for now (`null` before it starts and once it finished). */
+  readonly stopping: string | null
   /** For a forced exit (a second signal): nothing is drained, but what was started is stopped. */
   abandon(): void
 }
@@ -215,19 +217,29 @@ export async function startService(
     log.info({ concurrency: config.HOOKLEDGER_CONCURRENCY }, 'dispatcher started')
   }
   let stopping: Promise<void> | null = null
+  let stage: string | null = null
+  // Each step named, so an exit before the last (an await nothing will ever settle) says which.
+  const step = async (name: string, run: () => Promise<void> | void): Promise<void> => {
+    stage = name
+    await run()
+  }
   return {
     url,
+    get stopping() {
+      return stage
+    },
     stop() {
       stopping ??= (async () => {
-        await listener?.close()
-        await instrumentsListener?.close()
+        await step('the API listener', () => listener?.close())
+        await step('the instruments listener', () => instrumentsListener?.close())
         summary?.stop()
-        await dispatcher?.stop()
-        await sealer?.stop()
-        await sealerThread?.close()
-        await transport?.close()
-        await notifier?.close()
-        await database.close()
+        await step('the dispatcher', () => dispatcher?.stop())
+        await step('the sealer', () => sealer?.stop())
+        await step('the sealer thread', () => sealerThread?.close())
+        await step('the HTTP transport', () => transport?.close())
+        await step('the notifier', () => notifier?.close())
+        await step('the database', () => database.close())
+        stage = null
       })()
       return stopping
     },

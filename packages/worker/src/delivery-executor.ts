@@ -73,6 +73,7 @@ export async function executeDelivery(claimed: ClaimedDelivery, deps: ExecutorDe
   const timeoutMs = deps.jobTimeoutMs ?? JOB_TIMEOUT_MS
   const job = new AbortController()
   let timer: NodeJS.Timeout | undefined
+  let backstop: NodeJS.Timeout | undefined
   const custom = endpointCustomHeaders(endpoint, deps.secretBox)
   const tokens = endpoint.oauth2 ? oauth2TokensOf(deps.transport, deps.secretBox) : null
   const bearers: string[] = []
@@ -99,11 +100,12 @@ export async function executeDelivery(claimed: ClaimedDelivery, deps: ExecutorDe
     new Promise<AttemptResult>((resolve) => {
       timer = setTimeout(() => {
         job.abort()
-        // Let the transport answer for itself first; resolve only if it does not.
-        setTimeout(() => resolve({ kind: 'timeout', durationMs: timeoutMs, error: 'job timeout' }), 1_000).unref()
+        // Let the transport answer for itself first; resolve only if it does not. Not unref'd:
+        // a shutdown may be waiting on this attempt with nothing else keeping the process up.
+        backstop = setTimeout(() => resolve({ kind: 'timeout', durationMs: timeoutMs, error: 'job timeout' }), 1_000)
       }, timeoutMs)
     }),
-  ]).finally(() => clearTimeout(timer))
+  ]).finally(() => (clearTimeout(timer), clearTimeout(backstop)))
   // A receiver that echoes its request back must not put a secret header's value in the ledger.
   const secretValues = [...Object.keys(endpoint.secret_headers_sealed ?? {}).flatMap((name) => custom[name] ?? []), ...bearers]
   const facts = withoutEchoedSecrets({

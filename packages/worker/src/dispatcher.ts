@@ -172,7 +172,10 @@ export class Dispatcher {
       await this.#settler.flush({ deadlineMs: SHUTDOWN_SETTLE_DEADLINE_MS })
       // A pipelined attempt's outcome joins the buffer only once the settle before it returned
       // its claim (that flush): let those turns finish too, as briefly.
-      await Promise.race([Promise.all(this.#inflight), new Promise((r) => setTimeout(r, SHUTDOWN_SETTLE_DEADLINE_MS).unref())])
+      // A timer the process waits on (not unref'd): with nothing else left to run, an unref'd one
+      // let the event loop run dry mid-stop and Node end the process with code 13.
+      let settled: NodeJS.Timeout | undefined
+      await Promise.race([Promise.all(this.#inflight), new Promise((r) => (settled = setTimeout(r, SHUTDOWN_SETTLE_DEADLINE_MS)))]).finally(() => clearTimeout(settled))
       await this.#settler.flush({ deadlineMs: SHUTDOWN_SETTLE_DEADLINE_MS })
       // An attempt that outlives the grace period has its outcome logged as unwritten.
       this.#settler.abandon('stopped before the attempt finished')
