@@ -29,6 +29,8 @@
  *   publish-many     10,000 events by @hookledger/publisher's publishMany in one transaction
  *   peer             the same deliveries, hookledger at default settings vs graphile-worker
  *   rate-limit       one endpoint limited to 50/s, a 10,000-event backlog, four workers: arrivals/s
+ *   owner-limits     an owner limited to 200 events/s under 16 clients through the API (429s, the
+ *                    owner beside it), and a limit never reached: publish/s ÷ unlimited
  *   fairness         a quiet owner's publish -> arrival alone vs while another floods 200,000
  *                    deliveries to 2,000 endpoints answering in 200 ms (fair share across owners)
  *   history          1,000,000 completed deliveries in history (quick: 20,000): claim, one
@@ -59,6 +61,7 @@ import { fanoutScenario } from './bench/fanout.js'
 import { fanoutWideScenario } from './bench/fanout-wide.js'
 import { fairnessScenario } from './bench/fairness.js'
 import { rateLimitScenario } from './bench/rate-limit.js'
+import { ownerLimitsScenario } from './bench/owner-limits.js'
 import { footprintScenario } from './bench/footprint.js'
 import { benchRun, runScenario } from './bench/harness.js'
 import { historyScenario } from './bench/history.js'
@@ -97,6 +100,7 @@ const code = await benchRun(async (env) => {
   await runScenario(env, 'peer', peerScenario)
   await runScenario(env, 'serve-drain', serveDrainScenario)
   await runScenario(env, 'rate-limit', rateLimitScenario)
+  await runScenario(env, 'owner-limits', ownerLimitsScenario)
   await runScenario(env, 'fairness', fairnessScenario)
   await runScenario(env, 'history', historyScenario)
   // Only when asked (--soak=SECONDS): an hour is outside any test run.

@@ -5,38 +5,20 @@
  * flight over keep-alive connections. Publish only stores the event (the outbox); fan-out is
  * the worker's.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import path from 'node:path'
-import { encodeMasterKey, generateMasterKey } from '@hookledger/core'
-import { generateLedgerSigningKey } from '@hookledger/ledger'
-import { apiTokenCreate } from '@hookledger/store'
-import { createLogger, loadConfig, startService } from '@hookledger/server'
 import { createEndpoints } from './fixtures.js'
 import { percentile, round } from './util.js'
+import { startBenchApi, type BenchApi } from './bench-api.js'
 import { freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
 import { EVENT_TYPE, OWNER, QUICK, cfg } from './settings.js'
 
 export async function publishHttpScenario({ env, progress }: ScenarioContext): Promise<ScenarioOutput> {
   const bdb = await freshDatabase(env, 'bench_publish_http', 1)
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'hookledger-bench-api-'))
-  let service: Awaited<ReturnType<typeof startService>> | null = null
+  let api: BenchApi | null = null
   try {
     await createEndpoints(env, bdb.db, Array.from({ length: cfg.endpoints }, (_, i) => ({ owner_id: OWNER, url: env.receiver.url(`/ep/${i}`) })))
-    // A token first, so the service's first start prints none.
-    const { token } = await apiTokenCreate(bdb.db, { owner_id: OWNER, scopes: ['publish'], label: 'bench', now: new Date() })
-    const config = loadConfig({
-      DATABASE_URL: bdb.url,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      HOOKLEDGER_DATA_DIR: dataDir,
-      HOOKLEDGER_MASTER_KEY: encodeMasterKey(generateMasterKey()),
-      HOOKLEDGER_LEDGER_SIGNING_KEY: generateLedgerSigningKey().secret,
-      LOG_LEVEL: 'silent',
-    })
-    service = await startService(config, { role: 'api', log: createLogger(config), out: () => {} })
-    const url = `${service.url}/api/events`
-    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
+    api = await startBenchApi(bdb.db, bdb.url, [OWNER])
+    const url = api.eventsUrl
+    const headers = api.headersOf(OWNER)
     let sent = 0
     let failed = ''
     const latencies: number[] = []
@@ -73,8 +55,7 @@ export async function publishHttpScenario({ env, progress }: ScenarioContext): P
       rows: [{ metric: `publish over HTTP: events/s (${cfg.publishInFlight} in flight, serve --role api)`, value: String(Math.round(perSec)), target: '—', pass: null }],
     }
   } finally {
-    await service?.stop()
+    await api?.close()
     await bdb.close()
-    rmSync(dataDir, { recursive: true, force: true })
   }
 }

@@ -147,4 +147,6 @@ export const targets = {
   fairnessP99Ratio: 1.5,
   // One rate-limited endpoint's arrivals/s under a backlog and four workers, off its limit by at most.
   rateLimitTolerance: 0.05,
+  // An owner's publish limit under more clients than it admits: accepted/s off the limit by at most.
+  ownerLimitTolerance: 0.05,
 }

@@ -72,6 +72,23 @@ describe('a rate-limited endpoint under kills and a PostgreSQL restart', () => {
   })
 })
 
+/**
+ * For a failure's message: the arrivals (in order, with their answers) and the ledger rows of the
+ * two events an out-of-order arrival names (`evt_A before evt_B`).
+ */
+async function orderTrace(rig: FaultRig, receiver: VerifyingReceiver, violation: string): Promise<string> {
+  const ids = violation.split(' before ')
+  const arrivals = receiver.hits.filter((h) => ids.includes(h.eventId)).map((h) => `${h.eventId} at ${h.receivedAt.toFixed(1)} → ${h.status}`)
+  const rows = await rig.db
+    .selectFrom('ledger')
+    .select(['position', 'kind', 'event_id', 'delivery_id', 'actor', 'occurred_at', 'payload'])
+    .where('event_id', 'in', ids)
+    .orderBy('position')
+    .execute()
+  const about = rows.map((r) => `${r.position} ${r.kind} ${r.event_id} ${r.actor} ${r.occurred_at.toISOString()} ${JSON.stringify(r.payload).slice(0, 160)}`)
+  return [`arrivals: ${arrivals.join('; ')}`, 'ledger rows:', ...about].join('\n')
+}
+
 describe('a strict-ordered endpoint under retries, kills and a redelivery', () => {
   const rig = new FaultRig()
   // Some events fail their first attempt (500: a 5 s backoff, the rest of the line waits).
@@ -111,7 +128,8 @@ describe('a strict-ordered endpoint under retries, kills and a redelivery', () =
     await rig.kill9(workers[1]!)
     workers[1] = await rig.serve(['--role', 'worker'])
     await rig.drained(receiver, events, scaled(120_000, 300_000))
-    expect(outOfOrder(events.map((e) => e.id))).toEqual([])
+    const bad = outOfOrder(events.map((e) => e.id))
+    expect(bad, bad.length > 0 ? await orderTrace(rig, receiver, bad[0]!) : '').toEqual([])
 
     // An early event sent again goes before events published after it.
     const early = await rig.db.selectFrom('deliveries').select('id').where('event_id', '=', events[1]!.id).executeTakeFirstOrThrow()
