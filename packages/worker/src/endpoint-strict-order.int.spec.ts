@@ -6,9 +6,10 @@
  * ones again; the pipelined running dispatcher keeps the order; replay is clean.
  */
 import { afterEach, describe, expect, it } from 'vitest'
+import { sql } from 'kysely'
 import { waitingReason } from '@hookledger/core'
 import { deliveryRedeliver, endpointQueueDrift, endpointUpdate, waitingFacts } from '@hookledger/store'
-import { engineHarness, eventually, type EngineHarness } from '@hookledger/testkit'
+import { adminDbOf, engineHarness, eventually, type EngineHarness } from '@hookledger/testkit'
 
 let harness: EngineHarness | null = null
 afterEach(async () => {
@@ -95,6 +96,36 @@ describe('an endpoint with ordering: strict', () => {
     await h.db.transaction().execute((trx) => deliveryRedeliver(trx, { owner_id: h.owner, now: h.clock.now(), actor: 'owner:test' }, first.id))
     for (let i = 0; i < 3; i++) await h.step()
     expect(ids(h)).toEqual(['evt_1', 'evt_1', 'evt_2', 'evt_3'])
+    expect((await h.replay()).differences).toEqual([])
+  })
+
+  it('a later event fanned out while an earlier one is still being fanned out (another worker holds it) waits for it', async () => {
+    const h = (harness = await engineHarness({ start: new Date(T0).toISOString() }))
+    await strictEndpoint(h)
+    await h.publish({ id: 'evt_1', occurred_at: occurred(1) })
+    await h.publish({ id: 'evt_2', occurred_at: occurred(2) })
+    // Another worker's fan-out has locked evt_1 and not committed: this one's skip-locked batch
+    // takes evt_2 alone. (As two fan-outs split one publish batch: the fault test saw evt_00027
+    // delivered before evt_00000.)
+    let release!: () => void
+    let locked!: () => void
+    const isLocked = new Promise<void>((r) => (locked = r))
+    const held = adminDbOf(h.db).transaction().execute(async (trx) => {
+      await sql`select id from events where id = 'evt_1' for update`.execute(trx)
+      locked()
+      await new Promise<void>((r) => (release = r))
+    })
+    await isLocked
+    try {
+      expect(await h.step()).toMatchObject({ fannedOut: 1, claimed: 0 })
+      expect(ids(h)).toEqual([])
+    } finally {
+      release()
+      await held
+    }
+    for (let i = 0; i < 3; i++) await h.step()
+    expect(ids(h)).toEqual(['evt_1', 'evt_2'])
+    await noDrift(h)
     expect((await h.replay()).differences).toEqual([])
   })
 

@@ -7,7 +7,9 @@
  * pruned sorts first (it is discarded at its claim, unblocking the rest).
  *
  * The claim applies the same order in SQL (store: delivery-next.ts, and the queue head's view,
- * migration 0011); this is the rule as the rest of the code and its tests read it.
+ * migration 0011); this is the rule as the rest of the code and its tests read it. The claim
+ * also counts its owner's events not fanned out yet as on the line (migration 0017): a delivery
+ * after one of them waits, as behind a head, until its fan-out commits.
  */
 import type { DeliveryState } from '../model/projections.js'
 

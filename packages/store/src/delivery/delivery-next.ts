@@ -9,7 +9,8 @@
  *   first is the head; only a due, waiting head may be claimed, and the one after it only
  *   behind it — so a failing or running head holds back the rest. The caller's lock keeps the
  *   due prefix (`lockHeads` skips rows not waiting and due). Its cost follows the endpoint's
- *   live backlog (a sort), paid only by strict endpoints.
+ *   live backlog (a sort), paid only by strict endpoints. An event of its owner not fanned out
+ *   yet comes into the line where its occurred_at puts it: the deliveries after it wait.
  *
  * Rows: `id` and `k`, the position on the endpoint's line (1: what goes next).
  */
@@ -53,11 +54,20 @@ export function nextOfEndpoint(
           and d.next_attempt_at <= ${now} and not (d.id = any(${except}))
         order by d.next_attempt_at, d.id limit ${n}
       ) d`
+  // An event of the owner not fanned out yet (in this snapshot: another fan-out may be writing
+  // its deliveries) that comes before a delivery on the line holds that delivery back, as a
+  // head would (migration 0017): the line's deliveries after it are not read.
   const strict = sql`
       select l.id, l.k from (
         select d.id, row_number() over (order by ${STRICT_ORDER}) as k
         from ${STRICT_LINE_FROM}
+        left join lateral (
+          select u.occurred_at, u.id from events u
+          where u.owner_id = ep.owner_id and u.fanned_out_at is null
+          order by u.occurred_at, u.id limit 1
+        ) unfanned on true
         where ep.ordering = 'strict' and not (d.id = any(${except}))
+          and (unfanned.id is null or ev.occurred_at is null or (ev.occurred_at, o.event_id) < (unfanned.occurred_at, unfanned.id))
         order by ${STRICT_ORDER} limit ${n}
       ) l`
   const lines = options.strict === false ? none : sql`${none} union all ${strict}`
