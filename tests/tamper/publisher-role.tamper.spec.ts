@@ -43,6 +43,9 @@ describe('as hookledger_publisher, publishing is all there is', () => {
     ['disable a trigger', 'alter table hookledger.ledger disable trigger all', /must be owner of table ledger/],
     ['read the owners and their limits', 'select * from hookledger.owners', /permission denied for table owners/],
     ['publish around the owner\'s limit and suspension', `select hookledger.hookledger_publish_internal('default', '[{"id":"x","type":"t","subject":"s"}]', null, 'app')`, /permission denied for function hookledger_publish_internal/],
+    ['publish around the owner\'s limit as the service does', `select hookledger.hookledger_publish_admitted('default', '[{"id":"x","type":"t","subject":"s"}]', null, 'app')`, /permission denied for function hookledger_publish_admitted/],
+    ['charge another owner\'s publish limit', `select hookledger.hookledger_publish_admit('other', 1, null)`, /permission denied for function hookledger_publish_admit/],
+    ['call the limit\'s rule directly', `select hookledger.hookledger_owner_admit('other', 1, null)`, /permission denied for function hookledger_owner_admit/],
     ['publish a reserved kind through the data', `select hookledger.hookledger_publish('*', '[{"id":"x","type":"t","subject":"s"}]', null, 'app')`, /owner_required/],
   ]
   for (const [what, statement, refusal] of refused) {

@@ -58,6 +58,8 @@ describe('as hookledger_service, no statement changes history', () => {
     ['delete a projection row', () => sql`delete from endpoints`, /permission denied for table endpoints/],
     ['truncate a projection', () => sql`truncate delivery_states, delivery_origins, endpoints`, /permission denied for table (delivery_states|delivery_origins|endpoints)/],
     ['edit the claim queue', () => sql`update endpoint_queue set ready_at = null`, /permission denied for table endpoint_queue/],
+    ["set an owner's publish bucket outside its rule", () => sql`update owners set publish_tat = null`, /permission denied for table owners/],
+    ["call the limit's rule directly (no statement of its own)", () => sql`select hookledger_owner_admit('default', 1, null)`, /permission denied for function hookledger_owner_admit/],
     ["edit an event's data", () => sql`update events set data = '{"forged": true}'`, /permission denied for table events/],
     ["edit an event's id (the lockable column)", () => sql`update events set id = id || '_x'`, /refused: projections change only through hookledger_write/],
     ["widen a token's scopes", () => sql`update api_tokens set scopes = '{admin,operator}'`, /permission denied for table api_tokens/],

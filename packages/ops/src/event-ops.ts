@@ -5,7 +5,7 @@
 import { z } from 'zod'
 import { dbSchemaOf, eventCatalogRead } from '@hookledger/store'
 import { defineOp, ok } from './operation.js'
-import { eventPublish, publishInputSchema } from './event-publisher.js'
+import { eventPublish, eventPublishAdmit, publishInputSchema } from './event-publisher.js'
 import { pageOf } from './schemas.js'
 
 export const eventsPublish = defineOp({
@@ -21,16 +21,20 @@ export const eventsPublish = defineOp({
     warning: z.string().optional(),
   }),
   async handler(ctx, input) {
-    const { id, created, warning, deprecated } = await ctx.deps.db.transaction().execute((trx) =>
-      eventPublish(trx, {
-        catalog: ctx.deps.catalog,
-        schema: dbSchemaOf(ctx.deps.db),
-        owner_id: ctx.principal.owner_id,
-        actor: ctx.actor,
-        now: ctx.deps.clock.now(),
-        event: input,
-      }),
-    )
+    // The owner's limit in a statement of its own, then the publish's transaction, on one connection.
+    const { id, created, warning, deprecated } = await ctx.deps.db.connection().execute(async (conn) => {
+      await eventPublishAdmit(conn, ctx.principal.owner_id, ctx.deps.clock.now())
+      return conn.transaction().execute((trx) =>
+        eventPublish(trx, {
+          catalog: ctx.deps.catalog,
+          schema: dbSchemaOf(ctx.deps.db),
+          owner_id: ctx.principal.owner_id,
+          actor: ctx.actor,
+          now: ctx.deps.clock.now(),
+          event: input,
+        }),
+      )
+    })
     if (!warning || !deprecated) return { status: created ? 202 : 200, body: { id } }
     ctx.deps.logger.warn({ event_id: id, type: input.type, actor: ctx.actor }, 'publish:deprecated_type')
     // RFC 9745 (Deprecation) and RFC 8594 (Sunset): machine-readable, beside the sentence.

@@ -1,4 +1,5 @@
-import type { EventCatalog } from '@hookledger/core'
+import { ownerPublishRefusal, type EventCatalog } from '@hookledger/core'
+import { ownerPublishAdmit, type Db } from '@hookledger/store'
 import { createPublisher, PublishError, type Publisher, type PublishOutcome, type PublishTransaction } from '@hookledger/publisher'
 import { OpError } from './op-error.js'
 
@@ -8,11 +9,25 @@ export { EVENT_DATA_MAX_BYTES, publishInputSchema, type PublishInput } from '@ho
 const publishers = new WeakMap<EventCatalog, Map<string, Publisher>>()
 
 /**
+ * The owner's publish limit for one event through the API, in a statement of its own before the
+ * publish's transaction (store `ownerPublishAdmit`, migration 0018): the owner's row is not held
+ * through that transaction's commit, so its publishes do not queue on each other.
+ * @throws OpError `owner_suspended` (403) or `owner_rate_limited` (429, with `retryAt`)
+ */
+export async function eventPublishAdmit(db: Db, owner: string, now: Date): Promise<void> {
+  const refusal = await ownerPublishAdmit(db, owner, 1, now)
+  if (refusal === null) return
+  const r = ownerPublishRefusal(owner, refusal)
+  throw new OpError(r.code, r.message, undefined, undefined, r.retry_at === undefined ? undefined : new Date(r.retry_at))
+}
+
+/**
  * `POST /api/events` stores through the same publisher an application calls in its own
- * transaction, so both refuse, de-duplicate and answer a conflicting re-publication alike.
+ * transaction, so both refuse, de-duplicate and answer a conflicting re-publication alike — once
+ * `eventPublishAdmit` let it through (the publisher then checks suspension, not the limit).
  * The catalog is the database's (the publisher reads the declared types in `trx`), laid over
  * `catalog`, the built-ins.
- * @throws OpError the publisher's refusal (400, 409, 413, 422)
+ * @throws OpError the publisher's refusal (400, 403, 409, 413, 422)
  */
 export async function eventPublish(
   trx: PublishTransaction,
@@ -21,7 +36,7 @@ export async function eventPublish(
   let bySchema = publishers.get(params.catalog)
   if (!bySchema) publishers.set(params.catalog, (bySchema = new Map()))
   let publisher = bySchema.get(params.schema)
-  if (!publisher) bySchema.set(params.schema, (publisher = createPublisher({ catalog: params.catalog, schema: params.schema })))
+  if (!publisher) bySchema.set(params.schema, (publisher = createPublisher({ catalog: params.catalog, schema: params.schema, admitted: true })))
   try {
     const [outcome] = await publisher.publishEvents(
       trx,

@@ -15,8 +15,10 @@ import type { PreparedEvent } from './event-prepare.js'
  * visible to this statement — committed by a concurrent publisher after it began; the caller
  * asks again).
  */
-export function publishStatement(schema: string): string {
-  return `select "${schema}".hookledger_publish($1::text, $2::jsonb, $3::timestamptz, $4::text) as outcomes`
+export function publishStatement(schema: string, limit: 'limited' | 'admitted' = 'limited'): string {
+  // `admitted`: the service took the owner's limit in a statement of its own (migration 0018).
+  const fn = limit === 'admitted' ? 'hookledger_publish_admitted' : 'hookledger_publish'
+  return `select "${schema}".${fn}($1::text, $2::jsonb, $3::timestamptz, $4::text) as outcomes`
 }
 
 /**

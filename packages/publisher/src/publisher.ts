@@ -29,6 +29,13 @@ export interface PublisherOptions {
   readonly schema?: string
   /** Who the ledger says published (`event.published` entries). Default `system`. */
   readonly actor?: string
+  /**
+   * The service's own route only (its database role alone may call it, migration 0018): the
+   * caller has taken the owner's publish limit already (`hookledger_publish_admit`, a statement
+   * of its own), so the publish checks suspension but not the limit. An application's role is
+   * refused it; leave it unset.
+   */
+  readonly admitted?: boolean
 }
 
 /** Per event: its id, and whether this call stored it (false: it was already there, the same). */
@@ -62,7 +69,7 @@ export function createPublisher(options: PublisherOptions = {}): Publisher {
   const catalog = options.catalog ?? createEventCatalog()
   const schema = assertDbSchemaName(options.schema ?? DEFAULT_DB_SCHEMA)
   const actor = options.actor ?? 'system'
-  const insert = publishStatement(schema)
+  const insert = publishStatement(schema, options.admitted ? 'admitted' : 'limited')
   const compare = sameContentStatement(schema)
   const catalogRead = catalogStatement(schema)
 

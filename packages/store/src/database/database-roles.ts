@@ -62,6 +62,9 @@ const SERVICE_FUNCTIONS = [
   'hookledger_publish_compare(text, jsonb)',
   // hookledger's own events, which an owner's publish limit and suspension do not hold back (0009).
   'hookledger_publish_internal(text, jsonb, timestamp with time zone, text)',
+  // The API's publish: the owner's limit in a statement of its own, then the publish (0018).
+  'hookledger_publish_admit(text, integer, timestamp with time zone)',
+  'hookledger_publish_admitted(text, jsonb, timestamp with time zone, text)',
   'hookledger_events_prune(timestamp with time zone, integer, timestamp with time zone)',
   'hookledger_checkpoint_append(jsonb, bytea, bytea)',
   'hookledger_log_origin_ensure(text)',
