@@ -6,7 +6,8 @@
  *    by 16 clients as fast as they can, ignoring Retry-After, while owner `free` (no limits)
  *    publishes beside it with 4. Figures: `limited`'s accepted events a second over a window
  *    after its burst (target: the limit ± 5 %), every refusal a 429 problem `owner_rate_limited`
- *    with a Retry-After of at least a second (target: all), `free`'s publishes all accepted.
+ *    with a Retry-After of at least a second (target: all), `free`'s publishes all accepted, and
+ *    `free`'s publish p99 beside that flood against alone (same clients) first.
  * 2. What a limit costs when it is never reached (its bucket is a row every publish of the owner
  *    updates): `limited` at 1,000,000/s, then `free`, each alone with 16 in flight: events/s,
  *    limited ÷ free.
@@ -14,7 +15,7 @@
 import { startBenchApi, type BenchApi } from './bench-api.js'
 import { freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
 import { EVENT_TYPE, QUICK, cfg, targets } from './settings.js'
-import { round, sleep } from './util.js'
+import { percentile, round, sleep } from './util.js'
 
 const LIMITED = 'limited'
 const FREE = 'free'
@@ -29,12 +30,14 @@ const WINDOW_MS = QUICK ? 2_000 : 10_000
 /** What one client's answers were. */
 interface Answers {
   accepted: number[]
+  /** Request → answer of each accepted publish (ms). */
+  acceptedMs: number[]
   refused: number
   badRefusals: string[]
   other: Map<number, number>
 }
 
-const answers = (): Answers => ({ accepted: [], refused: 0, badRefusals: [], other: new Map() })
+const answers = (): Answers => ({ accepted: [], acceptedMs: [], refused: 0, badRefusals: [], other: new Map() })
 
 export async function ownerLimitsScenario({ env, progress }: ScenarioContext): Promise<ScenarioOutput> {
   const bdb = await freshDatabase(env, 'bench_owner_limits', 1)
@@ -43,13 +46,17 @@ export async function ownerLimitsScenario({ env, progress }: ScenarioContext): P
   /** One publish as `owner`; its answer counted in `into`. */
   const publishOne = async (owner: string, into: Answers) => {
     const i = n++
+    const sentAt = performance.now()
     const res = await fetch(api!.eventsUrl, {
       method: 'POST',
       headers: api!.headersOf(owner),
       body: JSON.stringify({ type: EVENT_TYPE, subject: `booking://b${i}`, data: { booking_id: `b${i}` } }),
     })
     const text = await res.text()
-    if (res.status === 202) into.accepted.push(performance.now())
+    if (res.status === 202) {
+      into.accepted.push(performance.now())
+      into.acceptedMs.push(performance.now() - sentAt)
+    }
     else if (res.status === 429) {
       into.refused++
       const retryAfter = Number(res.headers.get('retry-after'))
@@ -77,6 +84,10 @@ export async function ownerLimitsScenario({ env, progress }: ScenarioContext): P
     api = await startBenchApi(bdb.db, bdb.url, [LIMITED, FREE])
     await api.setOwnerLimits(LIMITED, { publish_per_second: RATE, publish_burst: BURST })
 
+    progress.phase(`${FREE} alone, ${FREE_CLIENTS} clients`)
+    const freeAlone = answers()
+    await flood(FREE, FREE_CLIENTS, freeAlone, sleep(WARM_MS + WINDOW_MS / 2))
+
     progress.phase(`${LIMITED} limited to ${RATE}/s (burst ${BURST}) under ${LIMITED_CLIENTS} clients, ${FREE} beside it`)
     const limited = answers()
     const free = answers()
@@ -88,6 +99,10 @@ export async function ownerLimitsScenario({ env, progress }: ScenarioContext): P
     const limitedPerSec = (inWindow / WINDOW_MS) * 1000
     const freePerSec = (free.accepted.length / (WARM_MS + WINDOW_MS)) * 1000
     const off = Math.abs(limitedPerSec - RATE) / RATE
+    // What a neighbour hammered with refusals costs the other owner's publishes: p99, beside ÷ alone.
+    const p99 = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 99)
+    const freeP99Alone = p99(freeAlone.acceptedMs)
+    const freeP99Beside = p99(free.acceptedMs)
     const unexpected = [...limited.other, ...free.other].map(([status, count]) => `${status}×${count}`)
     if (unexpected.length > 0) throw new Error(`answers other than 202 and 429: ${unexpected.join(', ')}`)
 
@@ -111,6 +126,8 @@ export async function ownerLimitsScenario({ env, progress }: ScenarioContext): P
         refusals_without_retry_after: limited.badRefusals.length,
         ...(limited.badRefusals.length > 0 ? { first_bad_refusal: limited.badRefusals[0] } : {}),
         free_accepted_per_sec: round(freePerSec, 1),
+        free_alone_accepted_per_sec: round((freeAlone.accepted.length / (WARM_MS + WINDOW_MS / 2)) * 1000, 1),
+        free_p99_ms: { alone: round(freeP99Alone, 1), beside_refused_flood: round(freeP99Beside, 1) },
         free_refused: free.refused,
         unreached_limit_events_per_sec: Math.round(limitedRate),
         unlimited_events_per_sec: Math.round(freeRate),
@@ -120,6 +137,7 @@ export async function ownerLimitsScenario({ env, progress }: ScenarioContext): P
         { metric: `an owner limited to ${RATE}/s under ${LIMITED_CLIENTS} clients: accepted/s`, value: limitedPerSec.toFixed(1), target: `${RATE} ± ${targets.ownerLimitTolerance * 100} %`, pass: off <= targets.ownerLimitTolerance },
         { metric: 'its refusals: 429 owner_rate_limited with Retry-After ≥ 1 s', value: `${limited.refused - limited.badRefusals.length} of ${limited.refused}`, target: 'all', pass: refusalsOk },
         { metric: `the unlimited owner beside it (${FREE_CLIENTS} clients): accepted/s, refused`, value: `${freePerSec.toFixed(0)}, ${free.refused}`, target: '0 refused', pass: free.refused === 0 },
+        { metric: `the unlimited owner's publish p99 (ms): alone → beside the refused flood`, value: `${freeP99Alone.toFixed(1)} → ${freeP99Beside.toFixed(1)}`, target: '—', pass: null },
         { metric: 'a limit never reached: publish/s ÷ unlimited (16 in flight)', value: costRatio.toFixed(2), target: '—', pass: null },
       ],
     }
