@@ -1,4 +1,5 @@
--- 0018 the API takes an owner's publish limit in a transaction of its own.
+-- 0018 the API takes an owner's publish limit in a transaction of its own; a changed limit
+-- starts a full bucket.
 --
 -- hookledger_publish (0009) advances a limited owner's bucket (`publish_tat`) in the publish's
 -- own transaction, so the owner's row stays locked until that transaction commits, and the
@@ -92,6 +93,44 @@ begin
     return jsonb_build_object('refused', 'owner_suspended', 'suspended_at', o.suspended_at, 'reason', o.suspended_reason);
   end if;
   return hookledger_publish_internal(p_owner, p_events, p_now, p_actor);
+end $$;
+
+-- A changed publish limit starts a full bucket, as an endpoint's rate limit does: the bucket's
+-- time was counted in the old limit's periods (an owner at one event a minute raised to a
+-- hundred a second was refused until the old schedule caught up, a minute on). As 0009
+-- otherwise; publish_tat is state, not history, so replay does not compare it.
+create or replace function hookledger_owners_apply(p_entries hookledger_entry[]) returns void
+language plpgsql as $$
+declare
+  e record;
+  l jsonb;
+begin
+  for e in select * from unnest(p_entries) w
+           where w.kind in ('owner.limits_set', 'owner.suspended', 'owner.resumed')
+           order by w.n
+  loop
+    insert into owners (id, created_at, updated_at) values (e.owner_id, e.occurred_at, e.occurred_at)
+    on conflict (id) do nothing;
+    case e.kind
+      when 'owner.limits_set' then
+        l := e.payload -> 'limits';
+        update owners set
+          weight = case when l ? 'weight' then coalesce((l ->> 'weight')::integer, 1) else weight end,
+          publish_per_second = case when l ? 'publish_per_second' then (l ->> 'publish_per_second')::double precision else publish_per_second end,
+          publish_burst = case when l ? 'publish_burst' then (l ->> 'publish_burst')::integer else publish_burst end,
+          publish_tat = case when l ? 'publish_per_second' or l ? 'publish_burst' then null else publish_tat end,
+          max_endpoints = case when l ? 'max_endpoints' then (l ->> 'max_endpoints')::integer else max_endpoints end,
+          max_in_flight = case when l ? 'max_in_flight' then (l ->> 'max_in_flight')::integer else max_in_flight end,
+          updated_at = e.occurred_at
+        where id = e.owner_id;
+      when 'owner.suspended' then
+        update owners set suspended_at = e.occurred_at, suspended_reason = e.payload ->> 'reason', updated_at = e.occurred_at
+        where id = e.owner_id;
+      when 'owner.resumed' then
+        update owners set suspended_at = null, suspended_reason = null, updated_at = e.occurred_at
+        where id = e.owner_id;
+    end case;
+  end loop;
 end $$;
 
 -- Pinned as every SECURITY DEFINER function is (the baseline's last step): pg_temp last.

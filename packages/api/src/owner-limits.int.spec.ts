@@ -96,6 +96,27 @@ describe('owners: the publish limit', () => {
   })
 })
 
+describe('owners: a refusal remembered by the API process', () => {
+  it('an owner over its limit is answered from the refusal until its bucket could admit, at most a second: a raised limit is seen within it', async () => {
+    // One event every 100 s: refused with retry_at 100 s on, remembered for 1 s only.
+    await limits({ publish_per_second: 0.01, publish_burst: 1 })
+    expect((await publish('evt_1')).status).toBe(202)
+    const refused = await publish('evt_2')
+    expect(refused.status).toBe(429)
+    expect(refused.body.retry_at).toBe('2026-03-01T00:01:40.000Z')
+    await limits({ publish_per_second: 100 })
+    // Within the second: the same refusal, from memory (the database would admit now).
+    const remembered = await publish('evt_2')
+    expect(remembered.status).toBe(429)
+    expect(remembered.contentType).toContain('application/problem+json')
+    expect(remembered.headers.get('retry-after')).toBe('100')
+    expect(remembered.body).toMatchObject({ code: 'owner_rate_limited', retry_at: '2026-03-01T00:01:40.000Z' })
+    h.clock.advance(1_000)
+    expect((await publish('evt_2')).status).toBe(202)
+    await expectReplayClean()
+  })
+})
+
 describe('owners: the publish limit across API processes', () => {
   it('two API instances publishing at once admit exactly the burst: the bucket is the database row', async () => {
     await limits({ publish_per_second: 1, publish_burst: 3 })

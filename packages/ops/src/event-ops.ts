@@ -5,7 +5,7 @@
 import { z } from 'zod'
 import { dbSchemaOf, eventCatalogRead } from '@hookledger/store'
 import { defineOp, ok } from './operation.js'
-import { eventPublish, eventPublishAdmit, publishInputSchema } from './event-publisher.js'
+import { eventPublish, eventPublishAdmit, eventPublishRefusedAlready, publishInputSchema, publishRefusalsOf } from './event-publisher.js'
 import { pageOf } from './schemas.js'
 
 export const eventsPublish = defineOp({
@@ -21,9 +21,12 @@ export const eventsPublish = defineOp({
     warning: z.string().optional(),
   }),
   async handler(ctx, input) {
-    // The owner's limit in a statement of its own, then the publish's transaction, on one connection.
+    // Refused a moment ago and still over: answered from memory. Else the owner's limit in a
+    // statement of its own, then the publish's transaction, on one connection.
+    const refusals = publishRefusalsOf(ctx.deps.db)
+    eventPublishRefusedAlready(refusals, ctx.principal.owner_id, ctx.deps.clock.now())
     const { id, created, warning, deprecated } = await ctx.deps.db.connection().execute(async (conn) => {
-      await eventPublishAdmit(conn, ctx.principal.owner_id, ctx.deps.clock.now())
+      await eventPublishAdmit(conn, refusals, ctx.principal.owner_id, ctx.deps.clock.now())
       return conn.transaction().execute((trx) =>
         eventPublish(trx, {
           catalog: ctx.deps.catalog,

@@ -2,22 +2,44 @@ import { ownerPublishRefusal, type EventCatalog } from '@hookledger/core'
 import { ownerPublishAdmit, type Db } from '@hookledger/store'
 import { createPublisher, PublishError, type Publisher, type PublishOutcome, type PublishTransaction } from '@hookledger/publisher'
 import { OpError } from './op-error.js'
+import { PublishRefusals } from './publish-refusals.js'
 
 // The rules and the input schema are core's (event-rules.ts), shared with @hookledger/publisher.
 export { EVENT_DATA_MAX_BYTES, publishInputSchema, type PublishInput } from '@hookledger/core'
 
 const publishers = new WeakMap<EventCatalog, Map<string, Publisher>>()
 
+const refusalsByDb = new WeakMap<Db, PublishRefusals>()
+
+/** This process's remembered rate-limit refusals for the install `db` is open on. */
+export function publishRefusalsOf(db: Db): PublishRefusals {
+  let r = refusalsByDb.get(db)
+  if (!r) refusalsByDb.set(db, (r = new PublishRefusals()))
+  return r
+}
+
+/**
+ * A rate-limit refusal this process had for `owner` that still holds at `now` (PublishRefusals):
+ * answered without asking the database.
+ * @throws OpError `owner_rate_limited` (429, with `retryAt`)
+ */
+export function eventPublishRefusedAlready(refusals: PublishRefusals, owner: string, now: Date): void {
+  const r = refusals.current(owner, now)
+  if (r) throw new OpError('owner_rate_limited', r.message, undefined, undefined, r.retryAt)
+}
+
 /**
  * The owner's publish limit for one event through the API, in a statement of its own before the
  * publish's transaction (store `ownerPublishAdmit`, migration 0018): the owner's row is not held
- * through that transaction's commit, so its publishes do not queue on each other.
+ * through that transaction's commit, so its publishes do not queue on each other. A rate-limit
+ * refusal is remembered in `refusals`.
  * @throws OpError `owner_suspended` (403) or `owner_rate_limited` (429, with `retryAt`)
  */
-export async function eventPublishAdmit(db: Db, owner: string, now: Date): Promise<void> {
+export async function eventPublishAdmit(db: Db, refusals: PublishRefusals, owner: string, now: Date): Promise<void> {
   const refusal = await ownerPublishAdmit(db, owner, 1, now)
   if (refusal === null) return
   const r = ownerPublishRefusal(owner, refusal)
+  if (r.retry_at !== undefined) refusals.remember(owner, r.retry_at, r.message, now)
   throw new OpError(r.code, r.message, undefined, undefined, r.retry_at === undefined ? undefined : new Date(r.retry_at))
 }
 

@@ -3,7 +3,7 @@
  * clock: admission advances the owner's bucket in a statement of its own (committed whatever the
  * publish does next), refuses over the limit with the time to retry and a suspended owner
  * outright, makes no owner row for an owner without one; the admitted publish still refuses an
- * owner suspended after its admission.
+ * owner suspended after its admission; a changed limit starts a full bucket.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from 'kysely'
@@ -54,6 +54,19 @@ describe('the API publish limit (its own statement)', () => {
     await ownerResume(h.db, 'paused', ctx())
     const again = await sql<{ outcome: unknown }>`select hookledger_publish_admitted('paused', ${events('evt_after')}::jsonb, ${h.clock.now()}::timestamptz, 'owner:test') as outcome`.execute(h.db)
     expect(Array.isArray(again.rows[0]!.outcome)).toBe(true)
+  })
+
+  it('a changed limit starts a full bucket: a raised one admits at once, not when the old schedule catches up', async () => {
+    await ownerLimitsSet(h.db, 'slow', ctx(), { publish_per_second: 0.01, publish_burst: 1 })
+    expect(await ownerPublishAdmit(h.db, 'slow', 1, h.clock.now())).toBeNull()
+    expect(await ownerPublishAdmit(h.db, 'slow', 1, h.clock.now())).toMatchObject({ refused: 'owner_rate_limited' })
+    await ownerLimitsSet(h.db, 'slow', ctx(), { publish_per_second: 100 })
+    expect(await ownerPublishAdmit(h.db, 'slow', 1, h.clock.now())).toBeNull()
+    // A change to another limit leaves the bucket as it is.
+    await ownerLimitsSet(h.db, 'slow', ctx(), { publish_per_second: 0.01 })
+    expect(await ownerPublishAdmit(h.db, 'slow', 1, h.clock.now())).toBeNull()
+    await ownerLimitsSet(h.db, 'slow', ctx(), { weight: 3 })
+    expect(await ownerPublishAdmit(h.db, 'slow', 1, h.clock.now())).toMatchObject({ refused: 'owner_rate_limited' })
   })
 
   it('a publish costs at least one event', async () => {

@@ -100,6 +100,17 @@ export function ownerPublishRefusal(ownerId: string, answer: OwnerPublishRefusal
   }
 }
 
+/**
+ * An API process answers an owner's publishes from a rate-limit refusal it just had, without
+ * asking the database again, until this time: the refusal's `retry_at` (the bucket cannot admit
+ * before it), but never more than `maxMs` ahead, so an operator's raised limit (or a suspension)
+ * is seen within `maxMs`. Null: not remembered (already due).
+ */
+export function refusalRememberedUntil(retryAt: string, now: Date, maxMs: number): Date | null {
+  const until = Math.min(Date.parse(retryAt), now.getTime() + maxMs)
+  return until > now.getTime() ? new Date(until) : null
+}
+
 /** Whole seconds until `retryAt` (Retry-After), at least 1. */
 export function retryAfterSeconds(retryAt: string, now: Date): number {
   return Math.max(1, Math.ceil((Date.parse(retryAt) - now.getTime()) / 1000))

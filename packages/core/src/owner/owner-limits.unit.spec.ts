@@ -8,6 +8,7 @@ import {
   ownerResumeDecision,
   ownerSuspendDecision,
   ownerWithLimits,
+  refusalRememberedUntil,
   retryAfterSeconds,
   type OwnerLimitsPatch,
   type OwnerRow,
@@ -76,6 +77,21 @@ describe('owner publish refusals', () => {
     ['2026-02-28T23:59:59.000Z', 1],
   ]
   for (const [at, seconds] of waits) it(`Retry-After until ${at} is ${seconds}`, () => expect(retryAfterSeconds(at, now)).toBe(seconds))
+})
+
+describe('a rate-limit refusal remembered by the API process', () => {
+  const now = new Date('2026-03-01T00:00:00.000Z')
+  const cases: [string, number, string | null][] = [
+    ['2026-03-01T00:00:00.005Z', 1_000, '2026-03-01T00:00:00.005Z'], // until the bucket could admit
+    ['2026-03-01T00:16:40.000Z', 1_000, '2026-03-01T00:00:01.000Z'], // a slow limit: at most maxMs, so a raised one is seen
+    ['2026-03-01T00:00:00.000Z', 1_000, null], // already due: ask the database
+    ['2026-02-28T23:59:59.000Z', 1_000, null],
+    ['2026-03-01T00:00:00.500Z', 0, null], // remembering off
+  ]
+  for (const [retryAt, maxMs, until] of cases) {
+    it(`retry_at ${retryAt}, at most ${maxMs} ms: ${until ?? 'not remembered'}`, () =>
+      expect(refusalRememberedUntil(retryAt, now, maxMs)?.toISOString() ?? null).toBe(until))
+  }
 })
 
 describe('max_endpoints', () => {

@@ -27,7 +27,7 @@ const FROZEN: Record<string, string> = {
   '0015_fanout_enqueues.sql': '3a6311a0dbd16ac4096123e86c5186f578b443b11bf4410d00a2cbbcbd651fb4',
   '0016_statistics_follow_size.sql': 'a32d7f1a9225969623578ef2c40e08c7e6127f8f39fab84be8f3ec2063396c7c',
   '0017_strict_line_waits_for_fanout.sql': 'e6b8951e6f348db14059bb8acbbdabb3bdb54c602d671545e9ae92666da93e28',
-  '0018_publish_admission.sql': '1ac70c51f8e96825012ae1bd302d910f7cca2d8dfb45fca28cbbf440b526f78f',
+  '0018_publish_admission.sql': '258b65df74f86f426e0e70f07d5e1f4b519c101224d726b1958ccd32b835024b',
 }
 
 describe('migrations', () => {
