@@ -1,4 +1,4 @@
-import { ownerPublishRefusal, refusalRememberedUntil, type EventCatalog } from '@hookledger/core'
+import { ownerPublishRefusal, refusalRememberedUntil, type EventCatalog, type InputRefusal } from '@hookledger/core'
 import { ownerPublishAdmit, type Db } from '@hookledger/store'
 import { createPublisher, PublishError, type Publisher, type PublishOutcome, type PublishTransaction } from '@hookledger/publisher'
 import { OpError } from './op-error.js'
@@ -15,8 +15,7 @@ const MAX_OWNERS = 10_000
 
 interface Remembered {
   readonly until: number
-  readonly retryAt: Date
-  readonly message: string
+  readonly refusal: InputRefusal
 }
 
 /**
@@ -31,26 +30,30 @@ export class PublishRefusals {
   readonly #byOwner = new Map<string, Remembered>()
 
   /** The refusal still holding for `owner` at `now`, if one is remembered. */
-  current(owner: string, now: Date): { readonly retryAt: Date; readonly message: string } | null {
+  current(owner: string, now: Date): InputRefusal | null {
     const r = this.#byOwner.get(owner)
     if (r === undefined) return null
-    if (now.getTime() < r.until) return r
+    if (now.getTime() < r.until) return r.refusal
     this.#byOwner.delete(owner)
     return null
   }
 
-  remember(owner: string, retryAt: string, message: string, now: Date): void {
-    const until = refusalRememberedUntil(retryAt, now, REFUSAL_REMEMBERED_MAX_MS)
+  /** Remembers a refusal that passes (one with `retry_at`: over the rate); others are not. */
+  remember(owner: string, refusal: InputRefusal, now: Date): void {
+    const until = refusal.retry_at === undefined ? null : refusalRememberedUntil(refusal.retry_at, now, REFUSAL_REMEMBERED_MAX_MS)
     if (until === null) return
     if (this.#byOwner.size >= MAX_OWNERS) {
       for (const [o, r] of this.#byOwner) if (r.until <= now.getTime()) this.#byOwner.delete(o)
       if (this.#byOwner.size >= MAX_OWNERS) this.#byOwner.clear()
     }
-    this.#byOwner.set(owner, { until: until.getTime(), retryAt: new Date(retryAt), message })
+    this.#byOwner.set(owner, { until: until.getTime(), refusal })
   }
 }
 
 const refusalsByDb = new WeakMap<Db, PublishRefusals>()
+
+/** An owner's publish refusal as the operation's error (its `retry_at` as `retryAt`). */
+const refusalError = (r: InputRefusal) => new OpError(r.code, r.message, undefined, undefined, r.retry_at === undefined ? undefined : new Date(r.retry_at))
 
 /** This process's remembered rate-limit refusals for the install `db` is open on. */
 export function publishRefusalsOf(db: Db): PublishRefusals {
@@ -66,7 +69,7 @@ export function publishRefusalsOf(db: Db): PublishRefusals {
  */
 export function eventPublishRefusedAlready(refusals: PublishRefusals, owner: string, now: Date): void {
   const r = refusals.current(owner, now)
-  if (r) throw new OpError('owner_rate_limited', r.message, undefined, undefined, r.retryAt)
+  if (r) throw refusalError(r)
 }
 
 /**
@@ -80,8 +83,8 @@ export async function eventPublishAdmit(db: Db, refusals: PublishRefusals, owner
   const refusal = await ownerPublishAdmit(db, owner, 1, now)
   if (refusal === null) return
   const r = ownerPublishRefusal(owner, refusal)
-  if (r.retry_at !== undefined) refusals.remember(owner, r.retry_at, r.message, now)
-  throw new OpError(r.code, r.message, undefined, undefined, r.retry_at === undefined ? undefined : new Date(r.retry_at))
+  refusals.remember(owner, r, now)
+  throw refusalError(r)
 }
 
 /**

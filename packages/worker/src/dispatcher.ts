@@ -163,19 +163,11 @@ export class Dispatcher {
       this.#maintenance?.stop()
       this.#wake?.()
       await Promise.all([this.#loop, this.#fanout.stop()])
-      const grace = this.#o.shutdownGraceMs ?? SHUTDOWN_GRACE_DEFAULT_MS
-      let timer: NodeJS.Timeout | undefined
-      await Promise.race([
-        Promise.all(this.#posting),
-        new Promise((r) => (timer = setTimeout(r, grace))),
-      ]).finally(() => clearTimeout(timer))
+      await settledWithin(Promise.all(this.#posting), this.#o.shutdownGraceMs ?? SHUTDOWN_GRACE_DEFAULT_MS)
       await this.#settler.flush({ deadlineMs: SHUTDOWN_SETTLE_DEADLINE_MS })
       // A pipelined attempt's outcome joins the buffer only once the settle before it returned
       // its claim (that flush): let those turns finish too, as briefly.
-      // A timer the process waits on (not unref'd): with nothing else left to run, an unref'd one
-      // let the event loop run dry mid-stop and Node end the process with code 13.
-      let settled: NodeJS.Timeout | undefined
-      await Promise.race([Promise.all(this.#inflight), new Promise((r) => (settled = setTimeout(r, SHUTDOWN_SETTLE_DEADLINE_MS)))]).finally(() => clearTimeout(settled))
+      await settledWithin(Promise.all(this.#inflight), SHUTDOWN_SETTLE_DEADLINE_MS)
       await this.#settler.flush({ deadlineMs: SHUTDOWN_SETTLE_DEADLINE_MS })
       // An attempt that outlives the grace period has its outcome logged as unwritten.
       this.#settler.abandon('stopped before the attempt finished')
@@ -391,4 +383,14 @@ export class Dispatcher {
       deliveryRetentionDays: this.#o.deliveryRetentionDays,
     })
   }
+}
+
+/**
+ * Resolves once `work` settles or `ms` pass, whichever is first. The timer holds the process
+ * (it is not unref'd): a shutdown waiting with nothing else left to run would otherwise let the
+ * event loop run dry and Node end the process with code 13.
+ */
+async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([work, new Promise((r) => (timer = setTimeout(r, ms)))]).finally(() => clearTimeout(timer))
 }
