@@ -7,7 +7,7 @@
  */
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
-import { BUSY_SNOOZE_MS, DeliveryOutcome, JOB_TIMEOUT_MS } from '@hookledger/core'
+import { BUSY_SNOOZE_MS, DeliveryOutcome, JOB_TIMEOUT_MS, leasedHeadAt } from '@hookledger/core'
 import { deliveryClaim, deliverySettle, endpointDelete } from '@hookledger/store'
 import { adminDbOf, engineHarness, type EngineHarness } from '@hookledger/testkit'
 
@@ -104,8 +104,11 @@ describe('endpoint lease', () => {
     expect(await h.step()).toMatchObject({ claimed: 0, settledOnClaim: 0 })
     expect(await h.deliveryOf('evt_busy')).toMatchObject({ state: 'pending', attempts: 0 })
 
-    // once that lease expires the delivery is claimed and delivered: its first attempt
+    // The lease ended unreleased: the endpoint is read again at its head, the lease's end on
+    // the 2 s grid (migration 0019), and its delivery is claimed and delivered: its first attempt.
     h.clock.set(foreignLeaseUntil)
+    expect(await h.step()).toMatchObject({ claimed: 0, settledOnClaim: 0 })
+    h.clock.set(leasedHeadAt(foreignLeaseUntil))
     expect(await h.step()).toMatchObject({ claimed: 1, attempted: 1 })
     expect(await h.deliveryOf('evt_busy')).toMatchObject({ state: 'completed', attempts: 1 })
     expect(await h.endpointOf(endpoint.id)).toMatchObject({

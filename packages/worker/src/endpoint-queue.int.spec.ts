@@ -6,11 +6,12 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { sql } from 'kysely'
-import { DeliveryOutcome, createEgressPolicy, createEventCatalog, systemClock, type AttemptFacts } from '@hookledger/core'
+import { DeliveryOutcome, createEgressPolicy, leasedHeadAt, createEventCatalog, systemClock, type AttemptFacts } from '@hookledger/core'
 import {
   createPgNotifier,
   deliveryClaim,
   deliverySettle,
+  deliverySettleBatch,
   endpointDelete,
   endpointQueueDrift,
   endpointRedeliver,
@@ -53,7 +54,7 @@ describe('the queue head follows every transition', () => {
     await expectHead(t0) // two due deliveries
 
     const [first] = await claim()
-    await expectHead(first!.delivery.lease_until) // leased: ready when the lease ends
+    await expectHead(leasedHeadAt(first!.delivery.lease_until!)) // leased: ready when the lease ends, on the 2 s grid (0019)
     await settle(first!, DeliveryOutcome.retryScheduled(facts(500), 5 * s))
     await expectHead(t0) // released; the other is still due
 
@@ -77,6 +78,34 @@ describe('the queue head follows every transition', () => {
 
     const [row] = await h.db.selectFrom('deliveries').select(['state', 'last_error']).where('id', '=', first!.delivery.id).execute()
     expect(row).toMatchObject({ state: 'discarded', last_error: 'endpoint_deleted' })
+    expect((await h.replay()).differences).toEqual([])
+  })
+
+  it('a lease handed on within one grid step leaves the queue row as it was (0019)', async () => {
+    const h = (harness = await engineHarness())
+    const { endpoint } = await h.createEndpoint()
+    await h.publish({ id: 'evt_1' })
+    await h.publish({ id: 'evt_2' })
+    await h.publish({ id: 'evt_3' })
+    await h.dispatcher.fanoutOnce()
+    const queueRow = () =>
+      sql<{ ready_at: Date; version: string }>`select ready_at, xmin::text || ctid::text as version from endpoint_queue where endpoint_id = ${endpoint.id}::uuid`
+        .execute(h.db)
+        .then((r) => r.rows[0]!)
+    const busyUntil = async () => (await h.db.selectFrom('endpoints').select('busy_until').where('id', '=', endpoint.id).executeTakeFirstOrThrow()).busy_until
+    const facts: AttemptFacts = { started_at: h.clock.now(), duration_ms: 5, status_code: 200, error: null, signed_with: [] }
+
+    const [first] = (await deliveryClaim(h.db, { now: h.clock.now(), limit: 1, actor: 'worker:t', leaseMs: 17 * s })).claimed
+    const leased = await queueRow()
+    expect(leased.ready_at).toEqual(leasedHeadAt(first!.delivery.lease_until!))
+    // A second later the settle completes the first and claims the next under a fresh lease.
+    h.clock.advance(s)
+    await deliverySettleBatch(h.db, [{ delivery: first!.delivery, outcome: DeliveryOutcome.completed(facts), actor: 'worker:t' }], h.clock.now(), {
+      actor: 'worker:t',
+      leaseMs: 17 * s,
+    })
+    expect((await busyUntil())!.getTime()).toBe(h.clock.now().getTime() + 17 * s) // the lease moved…
+    expect(await queueRow()).toEqual(leased) // …its head did not: the row was not rewritten
     expect((await h.replay()).differences).toEqual([])
   })
 

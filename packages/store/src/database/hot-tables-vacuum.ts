@@ -2,9 +2,10 @@ import { sql } from 'kysely'
 import type { Db } from './database.js'
 
 /**
- * The tables whose few rows nearly every claim and settle rewrites: `endpoint_queue` (one row
- * per endpoint; never a HOT update, its `ready_at` is indexed) and `endpoints` (the lease, HOT
- * mostly). Autovacuum visits a database at most once per `autovacuum_naptime` (a minute by
+ * The tables whose few rows the claims and settles keep rewriting: `endpoints` (the lease, every
+ * claim and settle; HOT mostly) and `endpoint_queue` (one row per endpoint; never a HOT update, its
+ * `ready_at` is indexed; since migration 0019 once in 2 s while an endpoint sends a backlog, where
+ * it was once a delivery). Autovacuum visits a database at most once per `autovacuum_naptime` (a minute by
  * default), and at a thousand deliveries a second that is ~60,000 dead versions of a hundred
  * rows between visits: the tables and their indexes bloat to megabytes and stay there (the
  * hour-long soak: endpoint_queue 5.6 → 10 MB, endpoints 0.5 → 4.2 MB for 100 rows).
