@@ -11,7 +11,7 @@ import {
 } from '@hookledger/core'
 import { deliveryRowFixture, endpointRowFixture } from '@hookledger/testkit/row-fixtures'
 import type { ClaimedDelivery } from '@hookledger/store'
-import { executeDelivery } from '@hookledger/worker'
+import { executeDelivery, rememberingSecretBox } from '@hookledger/worker'
 import { newTransport } from './fixtures.js'
 import type { Env, ScenarioContext, ScenarioOutput } from './harness.js'
 import { EVENT_TYPE, OWNER, cfg } from './settings.js'
@@ -62,7 +62,8 @@ export function syntheticClaims(env: Env, n: number): ClaimedDelivery[] {
 export async function ceilingRun(env: Env, total: number, c: number) {
   const transport = newTransport(env)
   const claims = syntheticClaims(env, c)
-  const deps = { clock: systemClock, transport, secretBox: env.secretBox, actor: 'worker:ceiling' }
+  // The worker's box, which remembers the secrets it opened (remembered-secrets.ts).
+  const deps = { clock: systemClock, transport, secretBox: rememberingSecretBox(env.secretBox), actor: 'worker:ceiling' }
   let next = 0
   let failed = 0
   const worker = async (slot: number) => {

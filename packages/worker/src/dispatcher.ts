@@ -1,5 +1,5 @@
 import { JOB_TIMEOUT_MS, DEFAULT_DB_SCHEMA, databaseRetryDelayMs, deliveriesChannel, eventsChannel, leaseLeftToSend, silentLogger, yieldedAfter } from '@hookledger/core'
-import type { LedgerEntry, Logger } from '@hookledger/core'
+import type { LedgerEntry, Logger, SecretBox } from '@hookledger/core'
 import { deliveryClaim, statisticsRefresh, type ClaimedDelivery, type Settlement } from '@hookledger/store'
 import { DatabaseHealth } from './database-health.js'
 import { maintenancePass, scheduleMaintenance, type MaintenanceReport } from './dispatcher-maintenance.js'
@@ -7,6 +7,7 @@ import { silentObserver, type DispatcherObserver } from './dispatcher-observer.j
 import { executeDelivery, type ExecutorDeps } from './delivery-executor.js'
 import { endpointTurn } from './endpoint-turn.js'
 import { SettleBatcher } from './settle-batcher.js'
+import { rememberingSecretBox } from './remembered-secrets.js'
 import { OwnerSlots } from './owner-slots.js'
 import { FANOUT_PASS_BUDGET_MS, FanoutLoop, fanoutPass, type FanoutClaims, type FanoutPassResult } from './fanout-loop.js'
 import { SlotHolds, claimUnderHold, type SlotHold } from './slot-holds.js'
@@ -32,6 +33,7 @@ export class Dispatcher {
   readonly #o: DispatcherOptions
   readonly #log: Logger
   readonly #actor: string
+  readonly #secrets: SecretBox
   readonly #settler: SettleBatcher
   readonly #concurrency: number
   #inflight = new Set<Promise<void>>()
@@ -62,6 +64,7 @@ export class Dispatcher {
     this.#o = options
     this.#log = options.logger ?? silentLogger
     this.#actor = `worker:${options.workerId}`
+    this.#secrets = rememberingSecretBox(options.secretBox)
     this.#concurrency = options.concurrency ?? CONCURRENCY_DEFAULT
     this.#slots = new OwnerSlots(this.#concurrency, options.turnShare)
     this.#health = options.health ?? new DatabaseHealth(this.#log)
@@ -318,7 +321,7 @@ export class Dispatcher {
     return {
       clock: this.#o.clock,
       transport: this.#o.transport,
-      secretBox: this.#o.secretBox,
+      secretBox: this.#secrets,
       actor: this.#actor,
       ...(this.#o.jobTimeoutMs !== undefined ? { jobTimeoutMs: this.#o.jobTimeoutMs } : {}),
       ...(this.#o.snoozeBudget !== undefined ? { snoozeBudget: this.#o.snoozeBudget } : {}),

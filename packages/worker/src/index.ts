@@ -1,6 +1,7 @@
 export * from './dispatcher.js'
 export { FANOUT_BATCH, FANOUT_PASS_BUDGET_MS } from './fanout-loop.js'
 export * from './delivery-executor.js'
+export * from './remembered-secrets.js'
 export * from './settle-batcher.js'
 export * from './http-transport.js'
 export * from './proxy-connect.js'

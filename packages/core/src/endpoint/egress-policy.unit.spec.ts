@@ -122,6 +122,18 @@ describe('EgressPolicy.check', () => {
     expect(strict.check(address)).toEqual({ allowed: true })
   })
 
+  it('answers the same for an address asked again, and past the remembered few thousand', () => {
+    const policy = createEgressPolicy({ allow: ['127.0.0.1/32'] })
+    const every = [...BLOCKED, ...PUBLIC.map((a) => [a] as const)]
+    const first = every.map(([address]) => policy.check(address))
+    // Enough other addresses to make the policy forget what it had decided (4,096).
+    for (let i = 0; i < 5_000; i++) expect(policy.check(`8.8.${i >> 8}.${i & 255}`)).toEqual({ allowed: true })
+    expect(every.map(([address]) => policy.check(address))).toEqual(first)
+    expect(every.map(([address]) => policy.check(address))).toEqual(first)
+    expect(policy.check('127.0.0.1')).toEqual({ allowed: true })
+    expect(policy.check('127.0.0.2')).toEqual({ allowed: false, reason: 'loopback' })
+  })
+
   it('admits only what the allow-list covers', () => {
     const policy = createEgressPolicy({ allow: ['127.0.0.1/32', '::1/128'] })
     expect(policy.check('127.0.0.1')).toEqual({ allowed: true })

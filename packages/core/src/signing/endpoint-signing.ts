@@ -29,7 +29,8 @@ const inGrace = (sealed: Uint8Array | null, expiresAt: Date | null, now: Date): 
 /**
  * Signs one attempt as the endpoint's scheme says: its current HMAC secret (v1) and/or its
  * current ed25519 key (v1a), each joined by the previous one while a rotation's grace window
- * lasts. Keys are unsealed here and live only for this call.
+ * lasts. Keys are unsealed here, through the caller's box (the worker's remembers what it opened:
+ * worker/src/remembered-secrets.ts).
  */
 export function signEndpointAttempt(
   endpoint: EndpointSigningColumns,
