@@ -10,7 +10,7 @@ import { Logger, makeWorkerUtils, run, type AddJobsJobSpec } from 'graphile-work
 import pg from 'pg'
 import { systemClock } from '@hookledger/core'
 import type { ClaimedDelivery } from '@hookledger/store'
-import { executeDelivery } from '@hookledger/worker'
+import { executeDelivery, rememberingSecretBox } from '@hookledger/worker'
 import { syntheticClaims } from './ceiling.js'
 import { newTransport } from './fixtures.js'
 import type { Env } from './harness.js'
@@ -39,7 +39,8 @@ export async function graphileDrain(
   const utils = await makeWorkerUtils({ connectionString: url, logger: silent })
   const transport = newTransport(env)
   const claims = syntheticClaims(env, endpoints)
-  const deps = { clock: systemClock, transport, secretBox: env.secretBox, actor: 'worker:graphile' }
+  // The same client stack as the worker's, the box that remembers opened secrets included.
+  const deps = { clock: systemClock, transport, secretBox: rememberingSecretBox(env.secretBox), actor: 'worker:graphile' }
   const count = new pg.Client({ connectionString: url })
   await count.connect()
   let firstStart = 0
