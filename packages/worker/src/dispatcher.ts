@@ -8,6 +8,7 @@ import { executeDelivery, type ExecutorDeps } from './delivery-executor.js'
 import { endpointTurn } from './endpoint-turn.js'
 import { SettleBatcher } from './settle-batcher.js'
 import { rememberingSecretBox } from './remembered-secrets.js'
+import { settledWithin } from './settled-within.js'
 import { OwnerSlots } from './owner-slots.js'
 import { FANOUT_PASS_BUDGET_MS, FanoutLoop, fanoutPass, type FanoutClaims, type FanoutPassResult } from './fanout-loop.js'
 import { SlotHolds, claimUnderHold, type SlotHold } from './slot-holds.js'
@@ -386,14 +387,4 @@ export class Dispatcher {
       deliveryRetentionDays: this.#o.deliveryRetentionDays,
     })
   }
-}
-
-/**
- * Resolves once `work` settles or `ms` pass, whichever is first. The timer holds the process
- * (it is not unref'd): a shutdown waiting with nothing else left to run would otherwise let the
- * event loop run dry and Node end the process with code 13.
- */
-async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined
-  await Promise.race([work, new Promise((r) => (timer = setTimeout(r, ms)))]).finally(() => clearTimeout(timer))
 }

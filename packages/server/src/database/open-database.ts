@@ -25,9 +25,13 @@ import {
   type LoginRole,
 } from '@hookledger/store'
 import { openEmbeddedDatabase, type EmbeddedDatabase } from '@hookledger/embedded'
+import { settledWithin } from '@hookledger/worker'
 import type { Config } from '../config.js'
 import { loadMasterKey } from '../key-files.js'
 import { StartupError } from '../startup-error.js'
+
+/** How long a stop waits for the pools to end (every lent client back) before going on without them. */
+const POOL_END_GRACE_MS = 5_000
 
 /**
  * A connection dropped by the server (restart, failover, shutdown) must never crash the process:
@@ -73,8 +77,14 @@ export async function openDatabase(
   config: Config,
   log: Pino,
   poolSize = 4,
-  options: { waitForDatabase?: { signal: AbortSignal }; onRoleAction?: (line: string) => void } = {},
+  options: {
+    waitForDatabase?: { signal: AbortSignal }
+    onRoleAction?: (line: string) => void
+    /** How long `close` waits for the pools to end before going on without them (default 5 s). */
+    poolEndGraceMs?: number
+  } = {},
 ): Promise<OpenDatabase> {
+  const poolEndGraceMs = options.poolEndGraceMs ?? POOL_END_GRACE_MS
   let embedded: EmbeddedDatabase | null = null
   let url = config.DATABASE_URL
   if (!url) {
@@ -130,8 +140,15 @@ export async function openDatabase(
     clock,
     close: async () => {
       clock.stop()
-      await readDb?.destroy()
-      await db.destroy()
+      // A pool ends only once every client it lent is back. One never returned (a unit of work
+      // stuck on a connection the server dropped) must not hold the stop forever, nor leave it
+      // waiting on nothing, so that the event loop runs dry and Node exits with code 13 (seen
+      // once in the fault suite, stopping `serve` after a database restart).
+      const ended = await settledWithin(Promise.all([readDb?.destroy(), db.destroy()]), poolEndGraceMs)
+      if (!ended) {
+        const { totalCount, idleCount, waitingCount } = pool as Partial<pg.Pool>
+        log.warn({ clients: totalCount, idle: idleCount, waiting: waitingCount, graceMs: poolEndGraceMs }, 'database:pool_end_unfinished')
+      }
       await embedded?.stop()
     },
     abandon: () => embedded?.stopNow(),
