@@ -17,6 +17,7 @@ import {
 } from '@hookledger/core'
 import { randomUUID } from 'node:crypto'
 import type { Db, Trx } from '../database/database.js'
+import { limitTransactionIdle } from '../database/transaction-idle-limit.js'
 import { DELIVERY_ROW_COLUMNS } from './delivery-row-sql.js'
 import { eventInsert } from '../event-publish.js'
 import { claimedOf, decideHeads, lockNextHeadsOf, splitHeads, type ClaimedDelivery, type FollowingDelivery, type LockedHead } from './delivery-claim.js'
@@ -131,7 +132,10 @@ export async function deliverySettleBatch(db: Db, items: readonly Settlement[], 
       if (!(err instanceof LeaseMovedError) && !(err instanceof NeedsTransaction) && !isRowVersionRefusal(err)) throw err
     }
   }
-  return db.transaction().execute((trx) => settle(trx, items, now, next, false))
+  return db.transaction().execute(async (trx) => {
+    await limitTransactionIdle(trx)
+    return settle(trx, items, now, next, false)
+  })
 }
 
 /** hookledger_write's refusal of a row changed since it was read. */
@@ -290,6 +294,7 @@ function withAdaptedRate(entries: LedgerEntry[], endpoint: EndpointRow): LedgerE
 export async function deliveryRescue(db: Db, params: { now: Date; limit?: number; leaseMs?: number }): Promise<number> {
   const { now } = params
   return db.transaction().execute(async (trx) => {
+    await limitTransactionIdle(trx)
     const stale = await sql<DeliveryRow>`
       select ${DELIVERY_ROW_COLUMNS} from delivery_states s join delivery_origins o on o.id = s.id
       where s.state = 'running' and s.lease_until <= ${now}

@@ -10,6 +10,7 @@ import {
   type LedgerEntry,
 } from '@hookledger/core'
 import type { Db } from '../database/database.js'
+import { TRANSACTION_IDLE_LIMIT_MS } from '../database/transaction-idle-limit.js'
 import { claimInTransaction, type ClaimedDelivery, type DeliveryClaimParams, type DeliveryClaimResult, type ThinEvent } from './delivery-claim.js'
 import { ledgerWrite } from '../ledger-write.js'
 import { channelSql } from '../event-publish.js'
@@ -165,7 +166,7 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<FanoutRun
     // one nobody acted on, and it is made again from its event, which was committed durably.
     // Whatever acts on it (a claim, a checkpoint covering its entries) commits durably later,
     // and a flush writes all WAL before it, this transaction's included (docs/contract.md §8).
-    // (Set for this transaction by the batch's statement: no round trip of its own.)
+    // (Set for this transaction by the batch's statement, with its idle limit: no round trip of its own.)
     // The batch and the declared rows of its types in one statement (no round trip of its own
     // for the catalog): the catalog the publisher checked, as this transaction sees it.
     const joined = (
@@ -175,7 +176,9 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<FanoutRun
                t.name as t_name, t.description as t_description, t.exposure as t_exposure, t."group" as t_group,
                t.schema as t_schema, t.deprecated_at as t_deprecated_at, t.deprecation_reason as t_deprecation_reason,
                t.sunset_at as t_sunset_at, t.declared_at as t_declared_at, t.updated_at as t_updated_at
-        from (select set_config('synchronous_commit', 'off', true)) commit_mode, batch b
+        from (select set_config('synchronous_commit', 'off', true),
+                     -- A cut-off worker's transaction ends on the server (transaction-idle-limit.ts).
+                     set_config('idle_in_transaction_session_timeout', ${String(TRANSACTION_IDLE_LIMIT_MS)}, true)) settings, batch b
         left join lateral (select ${EVENT_TYPE_COLUMNS} from event_types where name = b.type) t on true
         order by b.published_at, b.id
       `.execute(trx)
