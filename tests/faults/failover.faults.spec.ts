@@ -127,7 +127,7 @@ describe('the primary dies while its asynchronous standby lags, and the standby 
     await rig.close()
   })
 
-  it('ledger verify --since the last checkpoint the primary signed names exactly the rows that vanished after the standby\'s last checkpoint', async () => {
+  it('ledger verify --since the last checkpoint the primary signed names the span signed after the standby\'s last checkpoint, every vanished row in it', async () => {
     await rig.open()
     await receiver.start()
     await rig.createEndpoints(receiver, ENDPOINTS)
@@ -166,11 +166,15 @@ describe('the primary dies while its asynchronous standby lags, and the standby 
     expect(verify.code, verify.stdout + verify.stderr).toBe(1)
     const report = JSON.parse(verify.stdout.trim().split('\n').at(-1)!) as { tree: { size: number; problems: { kind: string; lost?: { from: number; to: number; rows: number } }[] }; chain: { ok: boolean } }
     console.log(`faults: failover-async scale=${scaled('small', 'full')} standby_checkpoint_rows=${standbyTotal} saved_checkpoint_rows=${savedTotal} vanished_signed_rows=${vanished.length} reported=${JSON.stringify(report.tree.problems.map((p) => p.lost ?? p.kind))}`)
-    // Everything the standby's last checkpoint covered is intact; the loss window is exactly
-    // the rows signed after it: all of them vanished, and verify names that span and no other.
+    // Everything the standby's last checkpoint covered is intact; the loss window is the rows
+    // signed after it, and verify names that span and no other. Every row that vanished is in
+    // it. Most runs, all of them vanished; but rows the standby received after its last
+    // checkpoint, before the cut, are still there, unprovable (their checkpoint was signed on
+    // the primary alone): seen once in a full parallel fault run, 69 of 311.
     expect(report.chain.ok).toBe(true)
     expect(report.tree.size).toBe(standbyTotal)
-    expect(vanished).toEqual(signedAfter)
-    expect(report.tree.problems).toEqual([expect.objectContaining({ kind: 'rolled_back', lost: expect.objectContaining({ from: standbyTotal, to: savedTotal, rows: vanished.length }) })])
+    expect(vanished.length).toBeGreaterThan(0)
+    expect(signedAfter).toEqual(expect.arrayContaining(vanished))
+    expect(report.tree.problems).toEqual([expect.objectContaining({ kind: 'rolled_back', lost: expect.objectContaining({ from: standbyTotal, to: savedTotal, rows: signedAfter.length }) })])
   })
 })
