@@ -28,6 +28,7 @@ const FROZEN: Record<string, string> = {
   '0016_statistics_follow_size.sql': 'a32d7f1a9225969623578ef2c40e08c7e6127f8f39fab84be8f3ec2063396c7c',
   '0017_strict_line_waits_for_fanout.sql': 'e6b8951e6f348db14059bb8acbbdabb3bdb54c602d671545e9ae92666da93e28',
   '0018_publish_admission.sql': '258b65df74f86f426e0e70f07d5e1f4b519c101224d726b1958ccd32b835024b',
+  '0019_leased_head_on_a_grid.sql': '3426f82816347dea15f2f6377bbb185f591017ec79a37dcf97cda7f108c4d03c',
 }
 
 describe('migrations', () => {
