@@ -4,7 +4,7 @@
  * Synthetic rows in SQL with triggers off (no ledger history): replay is not run here.
  */
 import { sql } from 'kysely'
-import { JOB_TIMEOUT_MS } from '@hookledger/core'
+import { JOB_TIMEOUT_MS, LEASED_HEAD_GRID_MS } from '@hookledger/core'
 import { deliveryClaim, endpointQueueRebuildAll, type Db } from '@hookledger/store'
 // The forgery helper alone: the testkit index needs a running vitest.
 import { forgeDeliveries } from '@hookledger/testkit/delivery-forgery'
@@ -60,9 +60,10 @@ export async function claimScenario({ env, progress }: ScenarioContext): Promise
     )
     const base = new Date()
     let run = 0
-    // Each claim runs at a later `now` than the last by more than a lease, so every endpoint is
-    // leasable again and each claim takes fresh rows (the previous claims' rows stay `running`).
-    const nextNow = () => new Date(base.getTime() + run++ * (JOB_TIMEOUT_MS + 1_000))
+    // Each claim runs at a later `now` than the last by more than a lease and the queue heads' grid
+    // (core leased-head.ts), so every endpoint is leasable and ready again and each claim takes
+    // fresh rows (the previous claims' rows stay `running`).
+    const nextNow = () => new Date(base.getTime() + run++ * (JOB_TIMEOUT_MS + LEASED_HEAD_GRID_MS + 1_000))
     const measure = async (): Promise<{ medianMs: number; runs: number[]; claimed: number[] }> => {
       await deliveryClaim(db, { now: nextNow(), limit: cfg.claimLimit, actor: 'worker:bench' }) // warm-up
       const runs: number[] = []

@@ -1,10 +1,11 @@
 /**
  * Timing `deliveryClaim` as the producer calls it, on due work made through the real publish and
- * fan-out path. Each claim runs at a later `now` than the last by more than a lease, so every
- * endpoint is leasable again and each claim takes fresh heads (the previous claims' rows stay
- * `running`: no rescuer runs here).
+ * fan-out path. Each claim runs at a later `now` than the last by more than a lease and the grid
+ * a leased endpoint's queue head sits on (core leased-head.ts), so every endpoint is leasable and
+ * ready again and each claim takes fresh heads (the previous claims' rows stay `running`: no
+ * rescuer runs here).
  */
-import { JOB_TIMEOUT_MS } from '@hookledger/core'
+import { JOB_TIMEOUT_MS, LEASED_HEAD_GRID_MS } from '@hookledger/core'
 import { deliveryClaim, fanoutRun, type Db } from '@hookledger/store'
 import { eventId, publish } from './fixtures.js'
 import type { Env } from './harness.js'
@@ -34,7 +35,7 @@ export class ClaimProbe {
   }
 
   #nextNow(): Date {
-    return new Date(this.#base.getTime() + this.#run++ * (JOB_TIMEOUT_MS + 1_000))
+    return new Date(this.#base.getTime() + this.#run++ * (JOB_TIMEOUT_MS + LEASED_HEAD_GRID_MS + 1_000))
   }
 
   /** One claim of `cfg.claimLimit`, timed; it must take `expect` rows. */
