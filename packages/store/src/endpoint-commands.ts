@@ -24,6 +24,7 @@ import {
   type SignatureScheme,
 } from '@hookledger/core'
 import type { Trx } from './database/database.js'
+import { limitTransactionIdle } from './database/transaction-idle-limit.js'
 import { DELIVERY_ROW_COLUMNS } from './delivery/delivery-row-sql.js'
 import { ledgerWrite } from './ledger-write.js'
 import { channelSql } from './event-publish.js'
@@ -45,8 +46,14 @@ const endpointEntryBase = (ctx: CommandContext, endpointId: string) => ({
   actor: ctx.actor,
 })
 
-/** Locks and returns a live (not deleted) endpoint of this owner, or null. */
+/**
+ * Locks and returns a live (not deleted) endpoint of this owner, or null. The owner's command
+ * holds the endpoint against the delivery cycle's settles from here, so its transaction gets the
+ * same idle limit as theirs (transaction-idle-limit.ts): an API process cut off mid-command does
+ * not hold the endpoint until TCP keepalives notice.
+ */
 export async function endpointLock(trx: Trx, ctx: CommandContext, id: string): Promise<EndpointRow | null> {
+  await limitTransactionIdle(trx)
   const rows = await sql<EndpointRow>`
     select * from endpoints where id = ${id}::uuid and owner_id = ${ctx.owner_id} and deleted_at is null for update
   `.execute(trx)

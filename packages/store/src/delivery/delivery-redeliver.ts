@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { iso, type DeliveryRow, type EndpointRow } from '@hookledger/core'
 import type { Trx } from '../database/database.js'
+import { limitTransactionIdle } from '../database/transaction-idle-limit.js'
 import type { CommandContext } from '../endpoint-commands.js'
 import { ledgerWrite } from '../ledger-write.js'
 
@@ -23,6 +24,8 @@ export async function deliveryRedeliver(
   ctx: CommandContext,
   id: string,
 ): Promise<{ delivery: DeliveryRow } | { refused: RedeliverRefusal }> {
+  // It locks the delivery and its endpoint: the delivery cycle's idle limit (transaction-idle-limit.ts).
+  await limitTransactionIdle(trx)
   const delivery = (
     await sql<DeliveryRow>`
       select * from deliveries where id = ${id}::uuid and owner_id = ${ctx.owner_id} for update
