@@ -8,7 +8,7 @@
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 import { BUSY_SNOOZE_MS, DeliveryOutcome, JOB_TIMEOUT_MS, leasedHeadAt } from '@hookledger/core'
-import { deliveryClaim, deliverySettle, endpointDelete } from '@hookledger/store'
+import { TRANSACTION_IDLE_LIMIT_MS, claimInTransaction, deliveryClaim, deliverySettle, endpointDelete } from '@hookledger/store'
 import { adminDbOf, engineHarness, type EngineHarness } from '@hookledger/testkit'
 
 const s = 1_000
@@ -169,6 +169,22 @@ describe('endpoint lease', () => {
     expect(await h.step()).toMatchObject({ claimed: 1, attempted: 1 })
     expect(await h.deliveryOf('evt_2')).toMatchObject({ state: 'completed', attempts: 1 })
     expect((await h.replay()).differences).toEqual([])
+  })
+})
+
+describe('the claim transaction', () => {
+  it('asks the server to end it after 10 s idle: a worker cut off while holding its locks does not hold them for good', async () => {
+    const h = (harness = await engineHarness())
+    await h.createEndpoint()
+    await h.publish({ id: 'evt_idle_limit' })
+    await h.dispatcher.fanoutOnce()
+    const seen = await h.db.transaction().execute(async (trx) => {
+      const before = (await sql<{ v: string }>`select current_setting('idle_in_transaction_session_timeout') as v`.execute(trx)).rows[0]!.v
+      const { claimed } = await claimInTransaction(trx, { now: h.clock.now(), limit: 1, actor: 'worker:t' })
+      const after = (await sql<{ v: string }>`select current_setting('idle_in_transaction_session_timeout') as v`.execute(trx)).rows[0]!.v
+      return { before, claimed: claimed.length, after }
+    })
+    expect(seen).toEqual({ before: '0', claimed: 1, after: `${TRANSACTION_IDLE_LIMIT_MS / 1000}s` })
   })
 })
 

@@ -8,7 +8,6 @@ import {
   type LedgerEntry,
 } from '@hookledger/core'
 import type { Db, Trx } from '../database/database.js'
-import { limitTransactionIdle } from '../database/transaction-idle-limit.js'
 import { DELIVERY_ROW_COLUMNS } from './delivery-row-sql.js'
 import { ENDPOINT_COLUMNS } from '../projection-write.js'
 import { ledgerWrite } from '../ledger-write.js'
@@ -278,10 +277,8 @@ export function decideHeads(
  */
 export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promise<DeliveryClaimResult> {
   if (params.limit <= 0) return { claimed: [], settled: 0, entries: [], ownersWaiting: [], endpointsWaiting: 0 }
-  return db.transaction().execute(async (trx) => {
-    await limitTransactionIdle(trx)
-    return claimInTransaction(trx, params)
-  })
+  // Its idle limit (transaction-idle-limit.ts) is set by the candidates' statement.
+  return db.transaction().execute((trx) => claimInTransaction(trx, params))
 }
 
 /** `deliveryClaim`'s work, in the caller's transaction (the fan-out claims what it enqueued in its own). */

@@ -10,6 +10,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { FairCandidate } from '@hookledger/core'
 import type { Db, Trx } from '../database/database.js'
+import { TRANSACTION_IDLE_LIMIT_MS } from '../database/transaction-idle-limit.js'
 
 /** An owner with ready endpoints, as the claim and the dispatcher weigh it. */
 export interface ReadyOwner {
@@ -79,7 +80,10 @@ export async function fairClaimCandidates(
     )
     select r.owner_id, r.weight, r.room, r.ready, c.endpoint_id, c.ready_at,
       (select e.ordering = 'strict' from endpoints e where e.id = c.endpoint_id) as strict
-    from ready r
+    -- The claim's first statement: its transaction's idle limit, without a round trip of its own
+    -- (transaction-idle-limit.ts; nothing is locked before it, nor when nothing is ready).
+    from (select set_config('idle_in_transaction_session_timeout', ${String(TRANSACTION_IDLE_LIMIT_MS)}, true)) idle_limit,
+    ready r
     left join lateral (
       select q.endpoint_id, q.ready_at from endpoint_queue q
       where q.owner_id = r.owner_id and q.ready_at <= ${now}
