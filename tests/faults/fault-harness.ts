@@ -254,11 +254,12 @@ export class FaultRig {
 }
 
 /** `POST /api/events` for one event; the answer is the caller's to judge. */
-export async function publishOne(url: string, token: string, e: FaultEvent): Promise<Response> {
+export async function publishOne(url: string, token: string, e: FaultEvent, options: { timeoutMs?: number } = {}): Promise<Response> {
   const res = await fetch(`${url}/api/events`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ id: e.id, type: e.type, subject: `booking://${e.id}`, data: {} }),
+    ...(options.timeoutMs === undefined ? {} : { signal: AbortSignal.timeout(options.timeoutMs) }),
   })
   return res
 }

@@ -1,0 +1,13 @@
+import { describe, expect, it } from 'vitest'
+import { within } from './within.js'
+
+describe('within', () => {
+  it('settles as the work does when it is in time', async () => {
+    await expect(within('quick', 1_000, Promise.resolve(7))).resolves.toBe(7)
+    await expect(within('failing', 1_000, Promise.reject(new Error('its own error')))).rejects.toThrow('its own error')
+  })
+
+  it('fails naming the step when the work is not done in time', async () => {
+    await expect(within('the service to exit', 20, new Promise(() => {}))).rejects.toThrow('the service to exit: not done within 20 ms')
+  })
+})
