@@ -109,7 +109,7 @@ describe('the database restarts during a drain', () => {
     expect(serve.exited(), serve.output()).toBe(false)
     expect([...prober.statuses.keys()].filter((s) => s !== 200 && s !== 503), serve.output()).toEqual([])
     expect(prober.statuses.get(503)).toBeGreaterThan(0)
-    expect(await step('stop', 'the service to stop after SIGTERM', 30_000, () => rig.terminate(serve)), serve.output()).toBe(0)
+    expect(await step('stop', 'the service to stop after SIGTERM', 50_000, () => rig.terminate(serve)), serve.output()).toBe(0)
 
     const replay = await step('replay', 'ledger replay --verify', 90_000, () => runCli(['ledger', 'replay', '--verify'], env))
     expect(replay.code, replay.stdout + replay.stderr).toBe(0)

@@ -13,7 +13,7 @@ import {
 import { generateLedgerSigningKey } from '@hookledger/ledger'
 import { apiTokenCreate, createDb, endpointCreate, eventInsert, migrateToLatest, type Db } from '@hookledger/store'
 import { freePort, openEmbeddedDatabase, runningCluster, type EmbeddedDatabase } from '@hookledger/embedded'
-import { eventually, removeDataDir } from '@hookledger/testkit'
+import { eventually, removeDataDir, within } from '@hookledger/testkit'
 import { startServe } from '../e2e/cli-process.js'
 import type { ReceiverHit, VerifyingReceiver } from './verifying-receiver.js'
 export type { ReceiverHit } from './verifying-receiver.js'
@@ -145,7 +145,8 @@ export class FaultRig {
   /** SIGTERM: drains and exits; resolves with the exit code. */
   async terminate(serve: Serve): Promise<number | null> {
     if (!serve.exited()) process.kill(serve.pid, 'SIGTERM')
-    return serve.exit
+    // A stop that hangs fails here, with what the service printed, not as the test's timeout.
+    return within(() => `the service (pid ${serve.pid}) to exit after SIGTERM; it printed:\n${serve.output().slice(-3_000)}`, 45_000, serve.exit)
   }
 
   /** One endpoint per index, each subscribed to its own event type, answering at the receiver's `/ep/<n>`. */
