@@ -28,7 +28,7 @@ export default defineConfig({
       tier('unit', ['packages/*/src/**/*.unit.spec.ts'], 10_000),
       tier('int', ['packages/*/src/**/*.int.spec.ts', 'examples/*/src/**/*.int.spec.ts'], 30_000),
       tier('e2e', ['tests/**/*.e2e.spec.ts'], 60_000),
-      // Every attack on history, as each database role (migration 0020): refused, or named by verify.
+      // Every attack on history, as each database role (database-roles.ts): refused, or named by verify.
       tier('tamper', ['tests/tamper/**/*.tamper.spec.ts'], 60_000),
       // Each fault file runs its own PostgreSQL and processes; at full scale a drain takes minutes.
       tier('faults', ['tests/faults/**/*.faults.spec.ts'], process.env['FAULTS_SCALE'] === 'full' ? 900_000 : 180_000),

@@ -133,8 +133,8 @@ export async function databaseRolesEnsure(
 }
 
 /**
- * Hands every object of the schema to the owner role (an install migrated before 0020 is owned
- * by whoever migrated it). Run by a superuser or a member of the owner role.
+ * Hands every object of the schema to the owner role (an install migrated before the roles
+ * existed is owned by whoever migrated it). Run by a superuser or a member of the owner role.
  */
 export async function schemaOwnershipEnsure(db: Kysely<any>, schema: string): Promise<string[]> {
   const roles = await installRoleNamesOf(db, schema)
