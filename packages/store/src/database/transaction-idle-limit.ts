@@ -12,12 +12,21 @@
  * longer than any gap between its statements, far shorter than a lease. Long readers (replay,
  * export: cursors a slow consumer may leave idle) do not set it.
  */
-import { sql } from 'kysely'
+import { sql, type RawBuilder } from 'kysely'
 import type { Trx } from './database.js'
 
 export const TRANSACTION_IDLE_LIMIT_MS = 10_000
 
-/** Sets the limit for the rest of `trx` (transaction-local: the connection's own setting is untouched). */
+/**
+ * The setting as an expression, for a transaction's first statement to carry (the claim's
+ * candidates read, the fan-out's batch): the limit without a round trip of its own.
+ * Transaction-local: the connection's own setting is untouched.
+ */
+export function transactionIdleLimitSql(ms: number = TRANSACTION_IDLE_LIMIT_MS): RawBuilder<string> {
+  return sql<string>`set_config('idle_in_transaction_session_timeout', ${String(ms)}, true)`
+}
+
+/** Sets the limit for the rest of `trx`, in a statement of its own. */
 export async function limitTransactionIdle(trx: Trx, ms: number = TRANSACTION_IDLE_LIMIT_MS): Promise<void> {
-  await sql`select set_config('idle_in_transaction_session_timeout', ${String(ms)}, true)`.execute(trx)
+  await sql`select ${transactionIdleLimitSql(ms)}`.execute(trx)
 }

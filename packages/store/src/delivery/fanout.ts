@@ -10,7 +10,7 @@ import {
   type LedgerEntry,
 } from '@hookledger/core'
 import type { Db } from '../database/database.js'
-import { TRANSACTION_IDLE_LIMIT_MS } from '../database/transaction-idle-limit.js'
+import { transactionIdleLimitSql } from '../database/transaction-idle-limit.js'
 import { claimInTransaction, type ClaimedDelivery, type DeliveryClaimParams, type DeliveryClaimResult, type ThinEvent } from './delivery-claim.js'
 import { ledgerWrite } from '../ledger-write.js'
 import { channelSql } from '../event-publish.js'
@@ -178,7 +178,7 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<FanoutRun
                t.sunset_at as t_sunset_at, t.declared_at as t_declared_at, t.updated_at as t_updated_at
         from (select set_config('synchronous_commit', 'off', true),
                      -- A cut-off worker's transaction ends on the server (transaction-idle-limit.ts).
-                     set_config('idle_in_transaction_session_timeout', ${String(TRANSACTION_IDLE_LIMIT_MS)}, true)) settings, batch b
+                     ${transactionIdleLimitSql()}) settings, batch b
         left join lateral (select ${EVENT_TYPE_COLUMNS} from event_types where name = b.type) t on true
         order by b.published_at, b.id
       `.execute(trx)

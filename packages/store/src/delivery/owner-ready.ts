@@ -10,7 +10,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { FairCandidate } from '@hookledger/core'
 import type { Db, Trx } from '../database/database.js'
-import { TRANSACTION_IDLE_LIMIT_MS } from '../database/transaction-idle-limit.js'
+import { transactionIdleLimitSql } from '../database/transaction-idle-limit.js'
 
 /** An owner with ready endpoints, as the claim and the dispatcher weigh it. */
 export interface ReadyOwner {
@@ -82,7 +82,7 @@ export async function fairClaimCandidates(
       (select e.ordering = 'strict' from endpoints e where e.id = c.endpoint_id) as strict
     -- The claim's first statement: its transaction's idle limit, without a round trip of its own
     -- (transaction-idle-limit.ts; nothing is locked before it, nor when nothing is ready).
-    from (select set_config('idle_in_transaction_session_timeout', ${String(TRANSACTION_IDLE_LIMIT_MS)}, true)) idle_limit,
+    from (select ${transactionIdleLimitSql()}) idle_limit,
     ready r
     left join lateral (
       select q.endpoint_id, q.ready_at from endpoint_queue q
