@@ -1,6 +1,6 @@
 import { JOB_TIMEOUT_MS, DEFAULT_DB_SCHEMA, databaseRetryDelayMs, deliveriesChannel, eventsChannel, leaseLeftToSend, silentLogger, yieldedAfter } from '@hookledger/core'
 import type { LedgerEntry, Logger, SecretBox } from '@hookledger/core'
-import { deliveryClaim, statisticsRefresh, type ClaimedDelivery, type Settlement } from '@hookledger/store'
+import { deliveryClaim, statisticsRefresh, type ClaimedDelivery, type OwnerWeight, type Settlement } from '@hookledger/store'
 import { DatabaseHealth } from './database-health.js'
 import { maintenancePass, scheduleMaintenance, type MaintenanceReport } from './dispatcher-maintenance.js'
 import { silentObserver, type DispatcherObserver } from './dispatcher-observer.js'
@@ -262,7 +262,7 @@ export class Dispatcher {
       limit: hold.limit,
       picked: hold.picked,
       yielded: this.#yielded,
-      shareOf: (owner: string, weight: number) => this.#slots.shareOf(owner, weight, hold.limit, performance.now()),
+      sharesOf: (owners: readonly OwnerWeight[]) => this.#slots.sharesOf(owners, hold.limit, performance.now()),
       ...(this.#leaseMs !== undefined ? { leaseMs: this.#leaseMs } : {}),
     }
   }

@@ -49,7 +49,7 @@ function owners(h: EngineHarness) {
 
 const ownerOf = (c: { endpoint: { owner_id: string } }) => c.endpoint.owner_id
 const claim = (h: EngineHarness, limit: number, inFlight?: Record<string, number>) =>
-  deliveryClaim(h.db, { now: h.clock.now(), limit, actor: 'worker:t', ...(inFlight ? { shareOf: (owner: string) => ({ inFlight: inFlight[owner] ?? 0 }) } : {}) })
+  deliveryClaim(h.db, { now: h.clock.now(), limit, actor: 'worker:t', ...(inFlight ? { sharesOf: (owners: readonly { owner_id: string }[]) => new Map(owners.map((o) => [o.owner_id, { inFlight: inFlight[o.owner_id] ?? 0 }])) } : {}) })
 
 describe('the claim serves owners in turn', () => {
   it('a quiet owner is not queued behind a flood of older heads, nor behind slots the flood holds', async () => {

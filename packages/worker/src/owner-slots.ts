@@ -1,5 +1,5 @@
-import { TURN_DELIVERIES_WHILE_OTHERS_WAIT, ownerRoom, slotsToGiveBack, turnYieldsToWaiting, type RecentOwner } from '@hookledger/core'
-import { ownersSuspended, ownersWaiting, type Db, type ReadyOwner } from '@hookledger/store'
+import { TURN_DELIVERIES_WHILE_OTHERS_WAIT, ownerReserves, ownerRoom, slotsToGiveBack, turnYieldsToWaiting, type RecentOwner } from '@hookledger/core'
+import { ownersSuspended, ownersWaiting, type Db, type OwnerWeight, type ReadyOwner } from '@hookledger/store'
 
 /** How long an owner counts as active after it last held a slot or waited for one. */
 export const RECENT_OWNER_WINDOW_MS = 10_000
@@ -84,10 +84,11 @@ export class OwnerSlots {
     return false
   }
 
-  /** For the claim: what `owner` holds, and how many of `free` slots it may take. */
-  shareOf(owner: string, weight: number, free: number, nowMs: number): { inFlight: number; room: number } {
-    this.#weights.set(owner, weight)
-    return { inFlight: this.#held.get(owner) ?? 0, room: ownerRoom(owner, this.slots, free, this.#recentOwners(nowMs)) }
+  /** For the claim: what each owner holds, and how many of `free` slots it may take (one table for all of them). */
+  sharesOf(owners: readonly OwnerWeight[], free: number, nowMs: number): Map<string, { inFlight: number; room: number }> {
+    for (const o of owners) this.#weights.set(o.owner_id, o.weight)
+    const reserves = ownerReserves(this.slots, this.#recentOwners(nowMs))
+    return new Map(owners.map((o) => [o.owner_id, { inFlight: this.#held.get(o.owner_id) ?? 0, room: ownerRoom(o.owner_id, free, reserves) }]))
   }
 
   /** With every slot taken: does an owner wait below its share, or was one it serves suspended? */
@@ -133,7 +134,7 @@ export class OwnerSlots {
     }
     this.#endpointsWaiting = endpointsWaiting ?? counted
     if (suspended !== undefined) this.#suspended = suspended
-    this.#giveBack = slotsToGiveBack(this.slots, free, this.#recentOwners(nowMs))
+    this.#giveBack = slotsToGiveBack(free, ownerReserves(this.slots, this.#recentOwners(nowMs)))
     for (const id of this.#suspended) if (this.#held.has(id)) this.#giveBack.set(id, Infinity)
   }
 

@@ -34,10 +34,10 @@ describe('OwnerSlots: who gives slots back, and how many', () => {
     s.take('quiet', 0)
     s.give('quiet')
     // 3 free, the quiet owner used 1 lately: the flood may take 2 of them, the quiet owner all 3.
-    expect(s.shareOf('flood', 1, 3, 100)).toEqual({ inFlight: 5, room: 2 })
-    expect(s.shareOf('quiet', 1, 3, 100)).toEqual({ inFlight: 0, room: 3 })
+    const both = [{ owner_id: 'flood', weight: 1 }, { owner_id: 'quiet', weight: 1 }]
+    expect(s.sharesOf(both, 3, 100)).toEqual(new Map([['flood', { inFlight: 5, room: 2 }], ['quiet', { inFlight: 0, room: 3 }]]))
     // After the window the quiet owner is forgotten and the flood has every free slot.
-    expect(s.shareOf('flood', 1, 3, 100 + RECENT_OWNER_WINDOW_MS + 1)).toEqual({ inFlight: 5, room: 3 })
+    expect(s.sharesOf([both[0]!], 3, 100 + RECENT_OWNER_WINDOW_MS + 1)).toEqual(new Map([['flood', { inFlight: 5, room: 3 }]]))
   })
 
   it('endpoints waiting for a slot, of the owner itself too: turns that have had their share end, one per endpoint waiting', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { TURN_DELIVERIES_WHILE_OTHERS_WAIT, YIELDED_REMEMBERED, fairShareOrder, yieldedAfter, fairSlots, ownerRoom, slotsToGiveBack, turnYieldsToWaiting, type FairCandidate, type OwnerShareState, type RecentOwner } from './fair-share.js'
+import { TURN_DELIVERIES_WHILE_OTHERS_WAIT, YIELDED_REMEMBERED, fairShareOrder, yieldedAfter, fairSlots, ownerReserves, ownerRoom, slotsToGiveBack, turnYieldsToWaiting, type FairCandidate, type OwnerShareState, type RecentOwner } from './fair-share.js'
 
 const T0 = Date.parse('2026-03-01T00:00:00Z')
 const c = (owner: string, n: number, readyMs = n): FairCandidate => ({ endpoint_id: `${owner}-${String(n).padStart(3, '0')}`, owner_id: owner, ready_at: new Date(T0 + readyMs) })
@@ -47,10 +47,50 @@ describe('ownerRoom and slotsToGiveBack: slots kept free for owners active latel
   ]
   for (const t of cases) {
     it(t.name, () => {
-      for (const [o, room] of Object.entries(t.room)) expect(ownerRoom(o, t.slots, t.free, t.recent), `room of ${o}`).toBe(room)
-      expect(Object.fromEntries(slotsToGiveBack(t.slots, t.free, t.recent))).toEqual(t.over)
+      const reserves = ownerReserves(t.slots, t.recent)
+      for (const [o, room] of Object.entries(t.room)) expect(ownerRoom(o, t.free, reserves), `room of ${o}`).toBe(room)
+      expect(Object.fromEntries(slotsToGiveBack(t.free, reserves))).toEqual(t.over)
     })
   }
+
+  // The rule as first written, every question asking the recent set anew: O(owners³) a claim.
+  const reserveByDefinition = (o: string, slots: number, r: ReadonlyMap<string, RecentOwner>) =>
+    Math.max(0, Math.min(r.get(o)!.peak, fairSlots(o, slots, r)) - r.get(o)!.inFlight)
+  const othersByDefinition = (owner: string, slots: number, r: ReadonlyMap<string, RecentOwner>) => {
+    let sum = 0
+    for (const o of r.keys()) if (o !== owner) sum += reserveByDefinition(o, slots, r)
+    return sum
+  }
+  it('the table answers as the definition does, for many owners of mixed weights (seeded)', () => {
+    let seed = 7
+    const next = (n: number) => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31), seed % n)
+    for (let round = 0; round < 40; round++) {
+      const slots = 1 + next(256)
+      const r = new Map<string, RecentOwner>()
+      for (let i = 0, n = 1 + next(60); i < n; i++) r.set(`o${i}`, { inFlight: next(12), peak: next(16), weight: 1 + next(4) })
+      const free = next(slots + 1)
+      const reserves = ownerReserves(slots, r)
+      const over = new Map<string, number>()
+      for (const [o, x] of r) {
+        expect(ownerRoom(o, free, reserves)).toBe(Math.max(0, free - othersByDefinition(o, slots, r)))
+        const above = x.inFlight - fairSlots(o, slots, r)
+        const short = othersByDefinition(o, slots, r) - free
+        if (above > 0 && short > 0) over.set(o, Math.min(above, short))
+      }
+      expect(ownerRoom('never-seen', free, reserves)).toBe(Math.max(0, free - othersByDefinition('never-seen', slots, r)))
+      expect(slotsToGiveBack(free, reserves)).toEqual(over)
+    }
+  })
+
+  it('10,000 recent owners: one table, then each question in constant time', () => {
+    const r = new Map<string, RecentOwner>()
+    for (let i = 0; i < 10_000; i++) r.set(`o${i}`, { inFlight: i % 3, peak: 4, weight: 1 })
+    const reserves = ownerReserves(64, r)
+    // 64 slots over 10,000 owners: a share of 1 each, so the owners holding none keep one free.
+    expect(reserves.total).toBe(3_334)
+    expect(ownerRoom('o0', 5_000, reserves)).toBe(5_000 - 3_333)
+    expect(slotsToGiveBack(0, reserves).size).toBe(3_333)
+  })
 })
 
 describe('turnYieldsToWaiting: endpoints take turns when more are ready than slots', () => {

@@ -11,7 +11,7 @@ import type { Db, Trx } from '../database/database.js'
 import { DELIVERY_ROW_COLUMNS } from './delivery-row-sql.js'
 import { ENDPOINT_COLUMNS } from '../projection-write.js'
 import { ledgerWrite } from '../ledger-write.js'
-import { fairClaimCandidates, type ReadyOwner } from './owner-ready.js'
+import { fairClaimCandidates, type OwnerWeight, type ReadyOwner } from './owner-ready.js'
 import { nextOfEndpoint } from './delivery-next.js'
 
 /** The event as it travels: thin, no content. */
@@ -60,11 +60,11 @@ export interface DeliveryClaimParams {
   readonly actor: string
   readonly leaseMs?: number
   /**
-   * What this worker holds for an owner (fair share gives free slots to those holding least per
-   * weight) and how many of the free slots it may take (the headroom kept for other owners);
-   * absent: nothing held, no bound but `limit`.
+   * Asked once a claim, for the owners ready: what this worker holds for each (fair share gives
+   * free slots to those holding least per weight) and how many of the free slots each may take
+   * (the headroom kept for other owners); an owner absent: nothing held, no bound but `limit`.
    */
-  readonly shareOf?: (owner: string, weight: number) => { readonly inFlight: number; readonly room?: number }
+  readonly sharesOf?: (owners: readonly OwnerWeight[]) => ReadonlyMap<string, { readonly inFlight: number; readonly room?: number }>
   /**
    * Endpoints whose turns gave their slot up to endpoints waiting for one (core
    * `turnYieldsToWaiting`), in the order they did: within their owner, claimed after every
@@ -290,7 +290,8 @@ export async function claimInTransaction(trx: Trx, params: ClaimInTransactionPar
   // Read past the endpoints that gave way, so as many others as slots are seen if there are.
   const read = await fairClaimCandidates(trx, now, limit + yielded.size)
   const { owners: ownersReady, candidates } = read
-  const shares = new Map(ownersReady.map((o) => [o.owner_id, { weight: o.weight, inFlight: 0, ...params.shareOf?.(o.owner_id, o.weight) }]))
+  const asked = params.sharesOf?.(ownersReady)
+  const shares = new Map(ownersReady.map((o) => [o.owner_id, { weight: o.weight, inFlight: 0, ...asked?.get(o.owner_id) }]))
   const picked = fairShareOrder(candidates, shares, limit, yielded).map((c) => c.endpoint_id)
   const pickedSet = new Set(picked)
   const left = new Set(candidates.filter((c) => !pickedSet.has(c.endpoint_id)).map((c) => c.owner_id))

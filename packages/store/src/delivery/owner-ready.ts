@@ -22,6 +22,9 @@ export interface ReadyOwner {
   readonly ready: number
 }
 
+/** An owner as fair share weighs it. */
+export type OwnerWeight = Pick<ReadyOwner, 'owner_id' | 'weight'>
+
 /** Ready endpoints are counted per owner up to this (a worker's slots are no more). */
 export const READY_COUNT_CAP = 256
 
