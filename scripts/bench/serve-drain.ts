@@ -68,6 +68,15 @@ export async function serveDrainScenario({ env, progress }: ScenarioContext): Pr
         `.execute(bdb.admin)
       ).rows[0]!
       const seconds = Math.max(1, span.last.getTime() - span.first.getTime()) / 1000
+      // Where the time went: the fan-out's span, and completions a quarter second, from the ledger.
+      const shape = (
+        await sql<{ fanout_ms: number | null; timeline: [number, number][] | null }>`
+          with l as (select kind, payload, occurred_at, extract(epoch from occurred_at - ${span.first}::timestamptz) as t from ledger)
+          select (select extract(epoch from max(occurred_at) - min(occurred_at)) * 1000 from l where kind = 'fanout.decided') as fanout_ms,
+            (select json_agg(json_build_array(b, n) order by b) from (
+              select (floor(t * 4) + 1) / 4 as b, count(*)::int as n from l where ${isCompletion()} group by 1) x) as timeline
+        `.execute(bdb.admin)
+      ).rows[0]!
       const perSec = total / seconds
       // The same work in process (the drain scenario, fan-out included), when it ran first.
       const inProcess = shared.drainWithFanoutPerSec
@@ -77,6 +86,8 @@ export async function serveDrainScenario({ env, progress }: ScenarioContext): Pr
       return {
         metrics: {
           deliveries: total, endpoints: cfg.endpoints, seconds: round(seconds, 2), deliveries_per_sec: Math.round(perSec),
+          fanout_ms: shape.fanout_ms === null ? null : Math.round(Number(shape.fanout_ms)),
+          timeline_per_sec: (shape.timeline ?? []).map(([b, n]) => [Number(b), n * 4]),
           ...(ratio !== null ? { over_in_process_drain_with_fanout: round(ratio, 3) } : {}),
           ...(sealedRatio !== null ? { over_in_process_sealed_drain_with_fanout: round(sealedRatio, 3) } : {}),
         },
