@@ -18,6 +18,7 @@
  *   drain-off        the drain, chain off again (full run only): chain on ÷ off
  *   drain-v1a        the drain with every endpoint on v1a (ed25519) vs v1 (HMAC), same run
  *   latency          200 events/s for 30 s, one endpoint each (50 endpoints): publish -> arrival
+ *   latency-owners   the same to 2,000 owners, every one recent in fair share: p99 ÷ latency's
  *   soak             only with --soak=SECONDS: 70 % of the drain rate, sizes/dead tuples/p99 sampled
  *   claim            one claim of 64 with 10k vs 1M due deliveries (+100k completed), synthetic rows
  *   claim-endpoints  one claim of 64 at 100 endpoints vs 100,000 (99,900 idle, 1,000 deleted)
@@ -65,7 +66,7 @@ import { ownerLimitsScenario } from './bench/owner-limits.js'
 import { footprintScenario } from './bench/footprint.js'
 import { benchRun, runScenario } from './bench/harness.js'
 import { historyScenario } from './bench/history.js'
-import { latencyScenario } from './bench/latency.js'
+import { latencyOwnersScenario, latencyScenario } from './bench/latency.js'
 import { peerScenario } from './bench/peer.js'
 import { publishHttpScenario } from './bench/publish-http.js'
 import { publishManyScenario } from './bench/publish-many.js'
@@ -89,6 +90,7 @@ const code = await benchRun(async (env) => {
   if (!QUICK) await runScenario(env, 'drain-off', drainOffScenario)
   await runScenario(env, 'drain-v1a', drainV1a)
   await runScenario(env, 'latency', latencyScenario)
+  await runScenario(env, 'latency-owners', latencyOwnersScenario)
   await runScenario(env, 'claim', claimScenario)
   await runScenario(env, 'claim-endpoints', claimEndpointsScenario)
   await runScenario(env, 'drain-idle', drainIdleScenario)

@@ -1,6 +1,9 @@
 /**
  * Scenario `latency`: 200 events/s for 30 s, each to one endpoint of its own tenant (50), from
  * a publisher with its own pool as the API process would have: publish → receiver arrival.
+ * Scenario `latency-owners`: the same with 2,000 tenants, every one of them active within the
+ * dispatcher's fair-share window — what grows in real use is the owners, and every claim weighs
+ * the recent ones (core `ownerReserves`); its p99 ÷ the 50 tenants' p99 says what that costs.
  */
 import { histogramBins } from './charts/svg-charts.js'
 import { createEndpoints, eventId, newDispatcher, newTransport, publish, replayClean, waitCompleted } from './fixtures.js'
@@ -8,16 +11,39 @@ import { deliverySteps } from './delivery-steps.js'
 import { benchDb, freshDatabase, type ScenarioContext, type ScenarioOutput } from './harness.js'
 import { POOL_SIZE, QUICK, cfg, targets } from './settings.js'
 import { phaseDiagnostics } from './drain-diagnostics.js'
+import { shared } from './shared.js'
 import { percentile, round, sleep, wall } from './util.js'
 
-export async function latencyScenario({ env, progress }: ScenarioContext): Promise<ScenarioOutput> {
-  const bdb = await freshDatabase(env, 'bench_latency')
+export const latencyScenario = (context: ScenarioContext) => latencyWithOwners(context, cfg.latencyEndpoints, 'bench_latency')
+
+export async function latencyOwnersScenario(context: ScenarioContext): Promise<ScenarioOutput> {
+  const out = await latencyWithOwners(context, cfg.latencyOwners, 'bench_latency_owners')
+  const p99 = Number(out.metrics['p99_ms'])
+  const few = shared.latencyP99Ms
+  const ratio = few === undefined ? null : p99 / few
+  return {
+    metrics: { ...out.metrics, ...(ratio === null ? {} : { p99_over_50_owners: round(ratio, 2) }) },
+    rows: [
+      ...out.rows.map((r) => ({ ...r, metric: `${cfg.latencyOwners.toLocaleString('en')} owners: ${r.metric}`, target: '—', pass: null })),
+      ...(ratio === null ? [] : [{
+        metric: `p99 at ${cfg.latencyOwners.toLocaleString('en')} owners ÷ at ${cfg.latencyEndpoints}`,
+        value: ratio.toFixed(2),
+        target: `≤ ${targets.latencyOwnersP99Ratio}`,
+        pass: ratio <= targets.latencyOwnersP99Ratio,
+      }]),
+    ],
+  }
+}
+
+/** `n` tenants, one endpoint each: each event goes to exactly one endpoint. */
+async function latencyWithOwners({ env, progress }: ScenarioContext, n: number, database: string): Promise<ScenarioOutput> {
+  const bdb = await freshDatabase(env, database)
   const { db, url } = bdb
   // The publisher is the application: its own small pool, as the API process would have.
   const pubDb = benchDb(url, POOL_SIZE)
-  const n = cfg.latencyEndpoints
   // One endpoint per tenant, so each event goes to exactly one endpoint: 200 events/s is 200
-  // deliveries/s, 4/s per endpoint.
+  // deliveries/s, 4/s per endpoint at 50 tenants.
+  progress.phase(`${n.toLocaleString('en')} tenants, one endpoint each`)
   await createEndpoints(
     env,
     db,
@@ -58,7 +84,7 @@ export async function latencyScenario({ env, progress }: ScenarioContext): Promi
     await env.receiver.waitFor(warm, 30_000)
     await env.receiver.reset(true)
     // --stats, --profile: what the database and this process (the dispatcher and the publisher run here) spend the measured phase on.
-    const diagnostics = await phaseDiagnostics(bdb.admin, 'latency')
+    const diagnostics = await phaseDiagnostics(bdb.admin, database.replace('bench_', '').replace('_', '-'))
     const sendStarted = performance.now()
     progress.phase(`${cfg.latencyRate} events/s for ${cfg.latencySeconds} s`, async () => `${(await env.receiver.call('count'))['count']} arrived`)
     const total = await run('lat', cfg.latencySeconds, true)
@@ -86,7 +112,8 @@ export async function latencyScenario({ env, progress }: ScenarioContext): Promi
     const p99 = percentile(latencies, 99)
     const max = latencies[latencies.length - 1]!
     const steps = await deliverySteps(db, null, [...publishedAt.keys()])
-    const replay = await replayClean(db, 'latency')
+    const replay = await replayClean(db, database.replace('bench_', '').replace('_', '-'))
+    if (n === cfg.latencyEndpoints) shared.latencyP99Ms = p99
     return {
       metrics: {
         events: total,

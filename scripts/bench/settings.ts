@@ -84,6 +84,8 @@ export const cfg = {
   latencyEndpoints: 50,
   latencyRate: 200,
   latencySeconds: 30 * SCALE,
+  // latency-owners: the same rate to 2,000 tenants (one endpoint each).
+  latencyOwners: scaled(2_000, 100),
   // claim: one batch claim of 64 with 10k vs 1M due (+100k completed beside them).
   claimLimit: 64,
   claimEndpoints: 100,
@@ -128,6 +130,8 @@ export const targets = {
   drainPerSec: 1_000,
   latencyP50: 8,
   latencyP99: 30,
+  // latency-owners: p99 at 2,000 owners ÷ at 50.
+  latencyOwnersP99Ratio: 1.5,
   claimGrowth: 2,
   // The claim at 1,000,000 endpoints ÷ at 100 (issue 21): the claim reads ready queue heads only.
   claimEndpointsGrowth: 1.25,

@@ -14,4 +14,6 @@ export const shared: {
   sealedPerSec?: number
   /** The same with the sealer at its default interval, as `serve` runs it. */
   sealedWithFanoutPerSec?: number
+  /** `latency`'s p99 (50 owners), which `latency-owners` divides by. */
+  latencyP99Ms?: number
 } = {}

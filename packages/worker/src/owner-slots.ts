@@ -88,7 +88,7 @@ export class OwnerSlots {
   sharesOf(owners: readonly OwnerWeight[], free: number, nowMs: number): Map<string, { inFlight: number; room: number }> {
     for (const o of owners) this.#weights.set(o.owner_id, o.weight)
     const reserves = ownerReserves(this.slots, this.#recentOwners(nowMs))
-    return new Map(owners.map((o) => [o.owner_id, { inFlight: this.#held.get(o.owner_id) ?? 0, room: ownerRoom(o.owner_id, free, reserves) }]))
+    return new Map(owners.map((o) => [o.owner_id, { inFlight: this.#held.get(o.owner_id) ?? 0, room: ownerRoom(o.owner_id, free, reserves, o.weight) }]))
   }
 
   /** With every slot taken: does an owner wait below its share, or was one it serves suspended? */

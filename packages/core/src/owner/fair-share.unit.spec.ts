@@ -44,6 +44,12 @@ describe('ownerRoom and slotsToGiveBack: slots kept free for owners active latel
     { name: 'two floods at their shares: nothing is kept, nobody gives back', slots: 4, free: 0, recent: recent({ a: [2, 4], b: [2, 4] }), room: { a: 0, b: 0 }, over: {} },
     { name: 'weight: the heavy owner keeps 3 of 4, the light one 1', slots: 4, free: 0, recent: recent({ a: [4, 4, 3], b: [0, 4] }), room: { a: 0 }, over: { a: 1 } },
     { name: 'only the shortfall: 3 free of the 5 kept, the flood gives back 2', slots: 64, free: 3, recent: recent({ a: [61, 64], b: [0, 5] }), room: { a: 0, b: 3 }, over: { a: 2 } },
+    {
+      name: 'more recent owners than slots: their reserves add up past every slot, yet an owner short of its share takes one, a new one too',
+      slots: 4, free: 2, recent: recent({ a: [1, 1], b: [1, 1], c: [0, 1], d: [0, 1], e: [0, 1], f: [0, 1] }),
+      room: { a: 0, c: 1, f: 1, new: 1 }, over: {},
+    },
+    { name: 'an owner below its share is not held to the others\' reserves', slots: 64, free: 5, recent: recent({ a: [10, 40], b: [0, 5], c: [49, 49] }), room: { a: 5, b: 5, c: 0 }, over: { c: 11 } },
   ]
   for (const t of cases) {
     it(t.name, () => {
@@ -61,9 +67,14 @@ describe('ownerRoom and slotsToGiveBack: slots kept free for owners active latel
     for (const o of r.keys()) if (o !== owner) sum += reserveByDefinition(o, slots, r)
     return sum
   }
+  const roomByDefinition = (owner: string, slots: number, free: number, r: ReadonlyMap<string, RecentOwner>) => {
+    const withOwner = r.has(owner) ? r : new Map([...r, [owner, { inFlight: 0, peak: 0, weight: 1 }]])
+    const short = Math.max(0, fairSlots(owner, slots, withOwner) - (r.get(owner)?.inFlight ?? 0))
+    return Math.min(free, Math.max(short, free - othersByDefinition(owner, slots, r)))
+  }
   it('the table answers as the definition does, for many owners of mixed weights (seeded)', () => {
     let seed = 7
-    const next = (n: number) => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31), seed % n)
+    const next = (n: number) => ((seed = (Math.imul(seed, 1_664_525) + 1_013_904_223) >>> 0), seed % n)
     for (let round = 0; round < 40; round++) {
       const slots = 1 + next(256)
       const r = new Map<string, RecentOwner>()
@@ -72,12 +83,12 @@ describe('ownerRoom and slotsToGiveBack: slots kept free for owners active latel
       const reserves = ownerReserves(slots, r)
       const over = new Map<string, number>()
       for (const [o, x] of r) {
-        expect(ownerRoom(o, free, reserves)).toBe(Math.max(0, free - othersByDefinition(o, slots, r)))
+        expect(ownerRoom(o, free, reserves)).toBe(roomByDefinition(o, slots, free, r))
         const above = x.inFlight - fairSlots(o, slots, r)
         const short = othersByDefinition(o, slots, r) - free
         if (above > 0 && short > 0) over.set(o, Math.min(above, short))
       }
-      expect(ownerRoom('never-seen', free, reserves)).toBe(Math.max(0, free - othersByDefinition('never-seen', slots, r)))
+      expect(ownerRoom('never-seen', free, reserves)).toBe(roomByDefinition('never-seen', slots, free, r))
       expect(slotsToGiveBack(free, reserves)).toEqual(over)
     }
   })
@@ -89,6 +100,9 @@ describe('ownerRoom and slotsToGiveBack: slots kept free for owners active latel
     // 64 slots over 10,000 owners: a share of 1 each, so the owners holding none keep one free.
     expect(reserves.total).toBe(3_334)
     expect(ownerRoom('o0', 5_000, reserves)).toBe(5_000 - 3_333)
+    // Below its share of 1, an owner takes one slot however much the others keep.
+    expect(ownerRoom('o0', 1, reserves)).toBe(1)
+    expect(ownerRoom('o1', 1, reserves)).toBe(0)
     expect(slotsToGiveBack(0, reserves).size).toBe(3_333)
   })
 })
