@@ -86,25 +86,17 @@ export interface RecentOwner {
 }
 
 /**
- * The recent owners' fair shares and reserves, computed once. `ownerRoom` and `slotsToGiveBack`
- * ask about every owner; asking the recent set anew each time made a claim's questions cost
- * O(owners³) (at 50 owners, 5 % of the dispatcher's thread at 200 deliveries/s in the latency
- * bench), where this table makes them O(owners).
+ * The recent owners' sums, computed once a claim: Σ of their weights and of their reserves.
+ * `ownerRoom` and `slotsToGiveBack` ask about every owner; asking the recent set anew each time
+ * made a claim's questions cost O(owners³) (at 50 owners, 5 % of the dispatcher's thread at 200
+ * deliveries/s in the latency bench). With the sums, each question is O(1) and the table O(owners),
+ * one pass without allocation (at 2,000 owners the pass is what remains: `latency-owners`).
  */
 export interface OwnerReserves {
   readonly slots: number
   /** Σ of the recent owners' weights (an owner not among them is weighed beside them: `ownerRoom`). */
   readonly weights: number
-  /** Each recent owner's fair number of slots (`fairSlots`). */
-  readonly fair: ReadonlyMap<string, number>
-  /**
-   * Slots kept free for each recent owner: what it used lately and does not hold now, up to its
-   * fair share. So an owner that publishes now and then finds a slot free at once instead of
-   * waiting for another owner's slow request to end — the price is those few slots idle between
-   * its bursts.
-   */
-  readonly reserve: ReadonlyMap<string, number>
-  /** Σ of the reserves. */
+  /** Σ of the recent owners' reserves (`reserveOf`). */
   readonly total: number
   readonly recent: ReadonlyMap<string, RecentOwner>
 }
@@ -113,38 +105,43 @@ export function ownerReserves(slots: number, recent: ReadonlyMap<string, RecentO
   // fairSlots' own sum, in the same order, so each share is the one it computes.
   let weights = 0
   for (const r of recent.values()) weights += r.weight
-  const fair = new Map<string, number>()
-  const reserve = new Map<string, number>()
   let total = 0
-  for (const [o, r] of recent) {
-    const share = shareOf(slots, r.weight, weights)
-    const kept = Math.max(0, Math.min(r.peak, share) - r.inFlight)
-    fair.set(o, share)
-    reserve.set(o, kept)
-    total += kept
-  }
-  return { slots, weights, fair, reserve, total, recent }
+  for (const r of recent.values()) total += keptFor(r, shareOf(slots, r.weight, weights))
+  return { slots, weights, total, recent }
 }
 
 /** `fairSlots` from its parts. */
 const shareOf = (slots: number, weight: number, weights: number) => Math.max(1, Math.floor((slots * weight) / Math.max(weights, weight)))
 
+/** A recent owner's fair number of slots (`fairSlots`). */
+const fairOf = (r: RecentOwner, reserves: OwnerReserves) => shareOf(reserves.slots, r.weight, reserves.weights)
+
+/**
+ * Slots kept free for a recent owner: what it used lately and does not hold now, up to its fair
+ * share. So an owner that publishes now and then finds a slot free at once instead of waiting for
+ * another owner's slow request to end — the price is those few slots idle between its bursts.
+ */
+const keptFor = (r: RecentOwner, share: number) => Math.max(0, Math.min(r.peak, share) - r.inFlight)
+
 /** Σ of the other recent owners' reserves. */
-const reservedForOthers = (owner: string, reserves: OwnerReserves): number => reserves.total - (reserves.reserve.get(owner) ?? 0)
+function reservedForOthers(owner: string, reserves: OwnerReserves): number {
+  const r = reserves.recent.get(owner)
+  return reserves.total - (r === undefined ? 0 : keptFor(r, fairOf(r, reserves)))
+}
 
 /**
  * How many of the `free` slots `owner` may take now: all of them but those kept for the other
- * owners active lately below their share (`OwnerReserves.reserve`), and never fewer than it is
- * short of its own fair share — it is one of the owners the reserves are for. Without that floor,
- * more recent owners than slots (2,000 tenants sending now and then, 100 slots) reserve more
- * than every slot between them, and no owner new to the window gets one until the window
- * forgets the others (`npm run bench -- --only=latency,latency-owners` saw 101 of 400
- * deliveries in 30 s). One owner alone takes every slot. `weight`: an owner not among the recent
- * ones (one that is has its own).
+ * owners active lately below their share (`keptFor`), and never fewer than it is short of its
+ * own fair share — it is one of the owners the reserves are for. Without that floor, more recent
+ * owners than slots (2,000 tenants sending now and then, 100 slots) reserve more than every slot
+ * between them, and no owner new to the window gets one until the window forgets the others
+ * (`npm run bench -- --only=latency,latency-owners` saw 97 of 400 deliveries in 30 s). One
+ * owner alone takes every slot. `weight`: an owner not among the recent ones (one that is has
+ * its own).
  */
 export function ownerRoom(owner: string, free: number, reserves: OwnerReserves, weight = 1): number {
   const r = reserves.recent.get(owner)
-  const share = reserves.fair.get(owner) ?? shareOf(reserves.slots, weight, reserves.weights + weight)
+  const share = r === undefined ? shareOf(reserves.slots, weight, reserves.weights + weight) : fairOf(r, reserves)
   const short = Math.max(0, share - (r?.inFlight ?? 0))
   return Math.max(0, Math.min(free, Math.max(short, free - reservedForOthers(owner, reserves))))
 }
@@ -158,9 +155,10 @@ export function ownerRoom(owner: string, free: number, reserves: OwnerReserves, 
 export function slotsToGiveBack(free: number, reserves: OwnerReserves): Map<string, number> {
   const out = new Map<string, number>()
   for (const [o, r] of reserves.recent) {
-    const above = r.inFlight - reserves.fair.get(o)!
+    const above = r.inFlight - fairOf(r, reserves)
+    if (above <= 0) continue
     const short = reservedForOthers(o, reserves) - free
-    if (above > 0 && short > 0) out.set(o, Math.min(above, short))
+    if (short > 0) out.set(o, Math.min(above, short))
   }
   return out
 }
