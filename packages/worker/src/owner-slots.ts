@@ -30,7 +30,7 @@ interface Recent {
  */
 export class OwnerSlots {
   readonly #held = new Map<string, number>()
-  /** Weights last seen (claims and looks name them); an owner not seen weighs 1. */
+  /** Weights last seen (claims and looks name them) of the recent owners; an owner not seen weighs 1. */
   readonly #weights = new Map<string, number>()
   readonly #recent = new Map<string, Recent>()
   /**
@@ -97,8 +97,10 @@ export class OwnerSlots {
 
   /** For the claim: what each owner holds, and how many of `free` slots it may take (one table for all of them). */
   sharesOf(owners: readonly OwnerWeight[], free: number, nowMs: number): Map<string, { inFlight: number; room: number }> {
+    // Forget first, then weigh: the weights named now are the ones the claim's takes will read.
+    const recent = this.#recentOwners(nowMs)
     for (const o of owners) this.#weigh(o.owner_id, o.weight)
-    const reserves = ownerReserves(this.slots, this.#recentOwners(nowMs))
+    const reserves = ownerReserves(this.slots, recent)
     return new Map(owners.map((o) => [o.owner_id, { inFlight: this.#held.get(o.owner_id) ?? 0, room: ownerRoom(o.owner_id, free, reserves, o.weight) }]))
   }
 
@@ -134,6 +136,7 @@ export class OwnerSlots {
    * left untaken (a look counts its owners' ready ones), for which turns end (`keepsTurn`).
    */
   decide(free: number, waiting: readonly ReadyOwner[], nowMs: number, suspended?: readonly string[], endpointsWaiting?: number): void {
+    const recent = this.#recentOwners(nowMs)
     let counted = 0
     for (const o of waiting) {
       this.#weigh(o.owner_id, o.weight)
@@ -145,7 +148,7 @@ export class OwnerSlots {
     }
     this.#endpointsWaiting = endpointsWaiting ?? counted
     if (suspended !== undefined) this.#suspended = suspended
-    this.#giveBack = slotsToGiveBack(free, ownerReserves(this.slots, this.#recentOwners(nowMs)))
+    this.#giveBack = slotsToGiveBack(free, ownerReserves(this.slots, recent))
     for (const id of this.#suspended) if (this.#held.has(id)) this.#giveBack.set(id, Infinity)
   }
 
@@ -192,7 +195,7 @@ export class OwnerSlots {
     }
   }
 
-  /** The owners holding slots or seen within the window, as the headroom rule reads them. */
+  /** The owners holding slots or seen within the window, as the headroom rule reads them (a live view). */
   #recentOwners(nowMs: number): ReadonlyMap<string, RecentOwner> {
     // Owners leave the 10 s window a tenth of a second late at most: a scan of them all per
     // claim was 3 % of the thread at 2,000 owners.
@@ -204,6 +207,8 @@ export class OwnerSlots {
         this.#view.delete(id)
       }
     }
+    // Every claim and look names the weights of the owners it weighs: one forgotten is named again.
+    for (const id of this.#weights.keys()) if (!this.#recent.has(id)) this.#weights.delete(id)
     return this.#view
   }
 }
