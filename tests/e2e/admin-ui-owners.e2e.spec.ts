@@ -119,6 +119,35 @@ describe('Operator → Owners', () => {
     })
   }
 
+  it('more owners than a page: the first 200, then "More owners" adds the rest under them', async () => {
+    // Owners known by a row of their own (limits set), after every other by id.
+    for (let i = 0; i < 205; i++) {
+      const set = await fetch(`${url}/api/operator/owners/zz-${String(i).padStart(3, '0')}/limits`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${operator}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ weight: 2 }),
+      })
+      expect(set.status).toBe(200)
+    }
+    let total = 0
+    for (let cursor: string | null = '', pages = 0; cursor !== null && pages < 10; pages++) {
+      const page = (await (await fetch(`${url}/api/operator/owners?limit=200${cursor ? `&cursor=${cursor}` : ''}`, { headers: { authorization: `Bearer ${operator}` } })).json()) as { data: unknown[]; next_cursor: string | null }
+      total += page.data.length
+      cursor = page.next_cursor
+    }
+    expect(total).toBeGreaterThan(205)
+    const { page, errors, close } = await tab(operator)
+    await page.goto(`${url}/ui/operator/owners`)
+    await page.getByText('200 owners so far').waitFor()
+    expect(await page.locator('tbody tr').count()).toBe(200)
+    await page.getByRole('button', { name: 'More owners' }).click()
+    await page.getByText(`${total} owners:`).waitFor()
+    expect(await page.locator('tbody tr').count()).toBe(total)
+    expect(await page.getByRole('button', { name: 'More owners' }).count()).toBe(0)
+    expect(errors).toEqual([])
+    await close()
+  })
+
   it('an admin token is told the page is an operator one, and sees no owner', async () => {
     const { page, errors, close } = await tab(admin)
     await page.goto(`${url}/ui/operator/owners`)

@@ -509,7 +509,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every owner of the installation with its limits, suspension and usage (endpoints, backlog, deliveries and attempts in 24 h) */
+        /** The owners of the installation in id order, a page at a time, each with its limits, suspension and usage (endpoints, backlog, deliveries and attempts in 24 h) */
         get: operations["owners.list"];
         put?: never;
         post?: never;
@@ -4539,7 +4539,10 @@ export interface operations {
     };
     "owners.list": {
         parameters: {
-            query?: never;
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;

@@ -19,6 +19,7 @@ import {
 } from '@hookledger/core'
 import type { Db, Trx } from './database/database.js'
 import { ledgerWrite } from './ledger-write.js'
+import { InvalidCursorError, type Page } from './read-models.js'
 
 /** Who and when, for an owner change. */
 export interface OwnerCommandContext {
@@ -49,21 +50,64 @@ export async function ownerRead(db: Db | Trx, id: string): Promise<OwnerRow> {
   return row ?? ownerDefaults(id)
 }
 
+/** An owner id page's cursor: the last id it held. */
+const encodeOwnerCursor = (id: string) => Buffer.from(JSON.stringify(['owner', id])).toString('base64url')
+function decodeOwnerCursor(cursor: string): string {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown
+    if (Array.isArray(v) && v.length === 2 && v[0] === 'owner' && typeof v[1] === 'string') return v[1]
+  } catch {
+    // fall through
+  }
+  throw new InvalidCursorError('cursor is not valid')
+}
+
 /**
- * Every owner known to the installation (a row of its own, or a token, endpoint or delivery naming it),
- * or only `ids`, with its usage at `now`. Ordered by id.
+ * The owners known to the installation (a row of its own, or a token, endpoint or delivery
+ * naming it), in id order, `limit` at a time after `cursor`, each with its usage at `now`.
+ *
+ * Each source gives its next distinct owners through an index led by the owner (a loose index
+ * scan: one descent per owner), so a page costs its own owners, not the history: the list was
+ * one page of every owner, and the union that found them read every delivery ever made.
  */
-export async function ownersWithUsage(db: Db | Trx, now: Date, ids?: readonly string[]): Promise<OwnerWithUsage[]> {
+export async function ownersPage(db: Db | Trx, now: Date, params: { limit: number; cursor?: string | undefined }): Promise<Page<OwnerWithUsage>> {
+  const after = params.cursor === undefined ? '' : decodeOwnerCursor(params.cursor)
+  // One more than the page (is there a next one?) and one for the operators' '*', never listed.
+  const take = params.limit + 2
+  const ids = (
+    await sql<{ id: string }>`
+      with recursive
+        by_endpoint(owner_id) as (
+          (select owner_id from endpoints where deleted_at is null and owner_id > ${after} order by owner_id limit 1)
+          union all
+          select (select e.owner_id from endpoints e where e.deleted_at is null and e.owner_id > b.owner_id order by e.owner_id limit 1)
+          from by_endpoint b where b.owner_id is not null),
+        by_delivery(owner_id) as (
+          (select owner_id from delivery_origins where owner_id > ${after} order by owner_id limit 1)
+          union all
+          select (select d.owner_id from delivery_origins d where d.owner_id > b.owner_id order by d.owner_id limit 1)
+          from by_delivery b where b.owner_id is not null),
+        known(id) as (
+          (select id from owners where id > ${after} order by id limit ${take})
+          union (select owner_id from by_endpoint where owner_id is not null limit ${take})
+          union (select owner_id from by_delivery where owner_id is not null limit ${take})
+          -- A deleted endpoint's owner with no delivery is still known by the endpoint's row.
+          union (select distinct owner_id from endpoints where deleted_at is not null and owner_id > ${after} order by owner_id limit ${take})
+          union (select distinct owner_id from api_tokens where owner_id > ${after} order by owner_id limit ${take}))
+      select id from known where id <> '*' order by id limit ${params.limit + 1}
+    `.execute(db)
+  ).rows.map((r) => r.id)
+  const page = ids.slice(0, params.limit)
+  const data = await ownersWithUsage(db, now, page)
+  return { data, next_cursor: ids.length > params.limit ? encodeOwnerCursor(page[page.length - 1]!) : null }
+}
+
+/** The owners `ids` that are known (see `ownersPage`), with their usage at `now`. Ordered by id. */
+export async function ownersWithUsage(db: Db | Trx, now: Date, ids: readonly string[]): Promise<OwnerWithUsage[]> {
+  if (ids.length === 0) return []
   const since = new Date(now.getTime() - 24 * 3600 * 1000)
-  const only = ids === undefined ? sql`true` : sql`x.id = any(${[...ids]}::text[])`
   const rows = (
     await sql<{ id: string; endpoints: string; backlog: string; deliveries_24h: string; attempts_24h: string }>`
-      with known as (
-        select id from owners
-        union select owner_id from endpoints
-        union select owner_id from delivery_origins
-        union select owner_id from api_tokens
-      )
       select x.id,
         (select count(*) from endpoints e where e.owner_id = x.id and e.deleted_at is null) as endpoints,
         -- Through the owner's endpoints, each half on a partial index's predicate (the claim's, the
@@ -77,7 +121,13 @@ export async function ownersWithUsage(db: Db | Trx, now: Date, ids?: readonly st
         -- day's rows only, not a scan of the whole ledger per owner.
         (select count(*) from endpoints e join ledger l on l.endpoint_id = e.id and l.kind = 'delivery.attempted' and l.occurred_at >= ${since}
           where e.owner_id = x.id and l.owner_id = x.id) as attempts_24h
-      from known x where x.id <> '*' and ${only}
+      from unnest(${[...ids]}::text[]) x(id)
+      where x.id <> '*' and (
+        exists (select 1 from owners o where o.id = x.id)
+        or exists (select 1 from endpoints e where e.owner_id = x.id and e.deleted_at is null)
+        or exists (select 1 from endpoints e where e.deleted_at is not null and e.owner_id = x.id)
+        or exists (select 1 from delivery_origins d where d.owner_id = x.id)
+        or exists (select 1 from api_tokens t where t.owner_id = x.id))
       order by x.id
     `.execute(db)
   ).rows

@@ -5,10 +5,11 @@
  */
 import { z } from 'zod'
 import { OWNER_ID_PATTERN, ownerLimitsPatchSchema, type OwnerRow } from '@hookledger/core'
-import { ownerLimitsSet, ownerResume, ownerSuspend, ownersWithUsage, type OwnerUsage } from '@hookledger/store'
+import { ownerLimitsSet, ownerResume, ownerSuspend, ownersPage, ownersWithUsage, type OwnerUsage } from '@hookledger/store'
 import { notFound } from '../op-error.js'
 import { defineOp, ok, type OpContext } from '../operation.js'
-import { pageOf } from '../schemas.js'
+import { cursorParam, limitParam, pageOf } from '../schemas.js'
+import { paged } from '../webhook-ops.js'
 
 // As tokens and the CLI spell owner ids (so the operator owner `*` has no limits).
 const ownerIdParam = z.string().regex(OWNER_ID_PATTERN, 'must be an owner id (lowercase letters, digits, _ and -, up to 63)')
@@ -61,14 +62,14 @@ const changeCtx = (ctx: OpContext) => ({ now: ctx.deps.clock.now(), actor: ctx.a
 
 export const ownersList = defineOp({
   name: 'owners.list',
-  summary: 'Every owner of the installation with its limits, suspension and usage (endpoints, backlog, deliveries and attempts in 24 h)',
+  summary: 'The owners of the installation in id order, a page at a time, each with its limits, suspension and usage (endpoints, backlog, deliveries and attempts in 24 h)',
   scope: 'operator',
   http: { method: 'GET', path: '/api/operator/owners' },
-  input: z.strictObject({}),
+  input: z.strictObject({ limit: limitParam, cursor: cursorParam }),
   output: pageOf(ownerViewSchema),
-  async handler(ctx) {
-    const rows = await ownersWithUsage(ctx.deps.db, ctx.deps.clock.now())
-    return ok({ data: rows.map((r) => ownerView(r.owner, r.usage)), next_cursor: null })
+  async handler(ctx, input) {
+    const page = await paged(() => ownersPage(ctx.deps.db, ctx.deps.clock.now(), input))
+    return ok({ data: page.data.map((r) => ownerView(r.owner, r.usage)), next_cursor: page.next_cursor })
   },
 })
 

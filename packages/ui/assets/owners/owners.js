@@ -148,14 +148,35 @@ function ownersTable(owners, onChanged, status) {
   return scrollable(h('table', { class: 'table stack' }, tableHead(COLUMNS, 'Actions'), h('tbody', {}, rows)))
 }
 
+/** Owners a page asks for (owners.list's most). */
+const OWNERS_PAGE = 200
+
 export async function ownersPage({ main, signal }) {
   document.title = 'Owners · hookledger admin'
   const status = h('div', { role: 'status' })
   const listing = h('div')
+  // The first page again after a change; "More owners" adds the next one under those shown.
   const load = async () => {
+    const owners = []
+    const show = async (cursor) => {
+      const page = await api('GET', '/api/operator/owners', { query: { limit: OWNERS_PAGE, cursor }, signal })
+      owners.push(...page.data)
+      const more = page.next_cursor
+        ? h('button', {
+            type: 'button',
+            class: 'button secondary',
+            onclick: () => show(page.next_cursor).catch((err) => signal.aborted || fill(status, problemAlert(err, 'More owners could not be read.'))),
+          }, 'More owners')
+        : null
+      fill(
+        listing,
+        h('p', { class: 'muted' }, `${plural(owners.length, 'owner')}${more ? ' so far' : ''}: limits, suspension and usage.`),
+        ownersTable(owners, load, status),
+        more,
+      )
+    }
     try {
-      const page = await api('GET', '/api/operator/owners', { signal })
-      fill(listing, h('p', { class: 'muted' }, `${plural(page.data.length, 'owner')}: limits, suspension and usage.`), ownersTable(page.data, load, status))
+      await show(undefined)
     } catch (err) {
       if (signal.aborted) throw err
       if (err?.status === 403) fill(listing, h('p', {}, 'Owners is an operator page: sign in with an operator token (hookledger token create --scopes operator).'))
