@@ -23,6 +23,7 @@
  *   claim            one claim of 64 with 10k vs 1M due deliveries (+100k completed), synthetic rows
  *   claim-endpoints  one claim of 64 at 100 endpoints vs 100,000 (99,900 idle, 1,000 deleted)
  *   drain-idle       10,000 deliveries to 100 endpoints, with 10,000 idle endpoints beside vs without
+ *   drain-owners     20,000 deliveries to 2,000 endpoints, each its own owner's vs all of one owner
  *   drain-partitions the same drain with 10 ledger partitions vs 300 (the write path must not probe them)
  *   fanout           one event to 1,000 endpoints: publish -> deliveries committed (their NOTIFY)
  *   fanout-wide      one event to 10,000 endpoints: the fan-out transaction
@@ -55,6 +56,7 @@ import { ceilingScenario } from './bench/ceiling.js'
 import { claimScenario } from './bench/claim-backlog.js'
 import { claimEndpointsScenario } from './bench/claim-endpoints.js'
 import { drainIdleScenario } from './bench/drain-idle.js'
+import { drainOwnersScenario } from './bench/drain-owners.js'
 import { drainPartitionsScenario } from './bench/drain-partitions.js'
 import { drainOffScenario, drainScenario, drainSealedScenario } from './bench/drain.js'
 import { drainV1a } from './bench/drain-v1a.js'
@@ -94,6 +96,7 @@ const code = await benchRun(async (env) => {
   await runScenario(env, 'claim', claimScenario)
   await runScenario(env, 'claim-endpoints', claimEndpointsScenario)
   await runScenario(env, 'drain-idle', drainIdleScenario)
+  await runScenario(env, 'drain-owners', drainOwnersScenario)
   await runScenario(env, 'drain-partitions', drainPartitionsScenario)
   await runScenario(env, 'fanout', fanoutScenario)
   await runScenario(env, 'fanout-wide', fanoutWideScenario)

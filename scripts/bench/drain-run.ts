@@ -20,7 +20,7 @@ import { attemptTimeoutsOf, loadConfig, snoozeBudgetOf } from '@hookledger/serve
 import { isCompletion, startProfile, topStatements, resetStatements } from './drain-diagnostics.js'
 import { startBenchWitness } from './bench-witness.js'
 import { tableWritesMark, tableWritesSince } from './table-writes.js'
-import { bulkCreateEndpoints, countCompleted, countStates, createEndpoints, eventId, newDispatcher, newTransport, publish, waitCompleted } from './fixtures.js'
+import { bulkCreateEndpoints, countCompleted, countStates, createEndpoints, eventId, newDispatcher, newTransport, publish, publishEach, waitCompleted } from './fixtures.js'
 import { freshDatabase, type BenchDb, type Env } from './harness.js'
 import { CHECKPOINT_INTERVAL_MS, OWNER, POOL_SIZE, PROFILE, QUICK, RESULTS_DIR, STATS, cfg } from './settings.js'
 import { percentileMs, type Progress } from './util.js'
@@ -40,6 +40,11 @@ export interface DrainOptions {
   readonly diagnose?: boolean
   /** Ledger partitions to have before the drain (the write path's cost must not grow with them). */
   readonly partitions?: number
+  /**
+   * The endpoints spread over this many owners (endpoint i to owner i mod n), each owner
+   * publishing `events` events to its own: the same deliveries, fair share weighing n owners.
+   */
+  readonly owners?: number
 }
 
 export interface DrainResult {
@@ -85,12 +90,15 @@ export async function runDrain(env: Env, progress: Progress, opts: DrainOptions)
   const concurrency = defaults ? defaults.HOOKLEDGER_CONCURRENCY : cfg.concurrency
   try {
     progress.phase(`${opts.name}: ${endpoints} endpoints${opts.idleEndpoints ? ` + ${opts.idleEndpoints} idle` : ''}, ${opts.events} events`)
-    await createEndpoints(env, db, Array.from({ length: endpoints }, (_, i) => ({ owner_id: OWNER, url: env.receiver.url(`/ep/${i}`) })))
+    const owners = opts.owners ?? 1
+    const ownerOf = (i: number) => (owners === 1 ? OWNER : `tenant_${i % owners}`)
+    await createEndpoints(env, db, Array.from({ length: endpoints }, (_, i) => ({ owner_id: ownerOf(i), url: env.receiver.url(`/ep/${i}`) })))
     if (opts.idleEndpoints) {
       await bulkCreateEndpoints(env, bdb.admin, { count: opts.idleEndpoints, owner: 'idle', owners: 100, url: env.receiver.url('/idle') })
     }
     const pubStarted = performance.now()
-    for (let i = 0; i < opts.events; i++) await publish(db, OWNER, eventId())
+    if (owners === 1) for (let i = 0; i < opts.events; i++) await publish(db, OWNER, eventId())
+    else for (let i = 0; i < opts.events; i++) await publishEach(db, Array.from({ length: owners }, (_, o) => ownerOf(o)))
     const publishMs = performance.now() - pubStarted
     if (defaults) {
       const timeouts = attemptTimeoutsOf(defaults)

@@ -136,6 +136,17 @@ export async function publish(db: Db, owner_id: string, id: string, type: string
   )
 }
 
+/** One event for each owner named, in one transaction (a bench's many owners published quickly). */
+export async function publishEach(db: Db, owners: readonly string[], type: string = EVENT_TYPE): Promise<void> {
+  const now = systemClock.now()
+  await db.transaction().execute(async (trx) => {
+    for (const owner_id of owners) {
+      const id = eventId()
+      await eventInsert(trx, { owner_id, now, actor: 'system', event: { id, type, subject: `booking://${id}`, occurred_at: now, data: { booking_id: id } } })
+    }
+  })
+}
+
 export function newTransport(env: Env) {
   return createHttpTransport({ policy: env.policy })
 }

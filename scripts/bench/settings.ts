@@ -98,6 +98,9 @@ export const cfg = {
   claimManyEndpoints: scaled(1_000_000, 500),
   claimDeletedEndpoints: scaled(10_000, 10),
   claimManyRuns: QUICK ? 3 : 15,
+  // drain-owners: 10 events to each of 2,000 endpoints, of one owner and then of 2,000.
+  ownersDrainEndpoints: scaled(2_000, 40),
+  ownersDrainEvents: scaled(10, 2),
   // drain-idle: 100 busy endpoints drained with 10,000 idle ones (other tenants) beside them.
   idleDrainEvents: scaled(100, 2),
   idleEndpoints: scaled(10_000, 200),
@@ -132,6 +135,8 @@ export const targets = {
   latencyP99: 30,
   // latency-owners: p99 at 2,000 owners ÷ at 50.
   latencyOwnersP99Ratio: 1.5,
+  // drain-owners: the drain across 2,000 owners ÷ the same endpoints of one.
+  ownersDrainRatio: 0.9,
   claimGrowth: 2,
   // The claim at 1,000,000 endpoints ÷ at 100 (issue 21): the claim reads ready queue heads only.
   claimEndpointsGrowth: 1.25,
