@@ -35,6 +35,7 @@
  *                    owner beside it), and a limit never reached: publish/s ÷ unlimited
  *   fairness         a quiet owner's publish -> arrival alone vs while another floods 200,000
  *                    deliveries to 2,000 endpoints answering in 200 ms (fair share across owners)
+ *   fairness-owners  the same flood beside 2,000 quiet owners sharing the 20 events/s: the flood's rate
  *   history          1,000,000 completed deliveries in history (quick: 20,000): claim, one
  *                    delivery's attempt history, disk per delivery
  *
@@ -62,7 +63,7 @@ import { drainOffScenario, drainScenario, drainSealedScenario } from './bench/dr
 import { drainV1a } from './bench/drain-v1a.js'
 import { fanoutScenario } from './bench/fanout.js'
 import { fanoutWideScenario } from './bench/fanout-wide.js'
-import { fairnessScenario } from './bench/fairness.js'
+import { fairnessOwnersScenario, fairnessScenario } from './bench/fairness.js'
 import { rateLimitScenario } from './bench/rate-limit.js'
 import { ownerLimitsScenario } from './bench/owner-limits.js'
 import { footprintScenario } from './bench/footprint.js'
@@ -107,6 +108,7 @@ const code = await benchRun(async (env) => {
   await runScenario(env, 'rate-limit', rateLimitScenario)
   await runScenario(env, 'owner-limits', ownerLimitsScenario)
   await runScenario(env, 'fairness', fairnessScenario)
+  await runScenario(env, 'fairness-owners', fairnessOwnersScenario)
   await runScenario(env, 'history', historyScenario)
   // Only when asked (--soak=SECONDS): an hour is outside any test run.
   if (SOAK_SECONDS !== null) await runScenario(env, 'soak', soakScenario)

@@ -8,6 +8,7 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { sql } from 'kysely'
+import { headroomMost } from '@hookledger/core'
 import { loadConfig } from '@hookledger/server'
 import { createEndpoints, eventId, newDispatcher, newTransport, publish, replayClean } from './fixtures.js'
 import { deliverySteps } from './delivery-steps.js'
@@ -16,18 +17,30 @@ import { benchDb, freshDatabase, type ScenarioContext, type ScenarioOutput } fro
 import { POOL_SIZE, cfg, targets } from './settings.js'
 import { percentile, round, sleep, until, wall } from './util.js'
 
-export async function fairnessScenario({ env, progress }: ScenarioContext): Promise<ScenarioOutput> {
-  const bdb = await freshDatabase(env, 'bench_fairness')
+export const fairnessScenario = (context: ScenarioContext) => fairnessWith(context, 1, 'bench_fairness')
+
+/**
+ * Scenario `fairness-owners`: the same flood, the quiet side 2,000 owners of one endpoint each
+ * sharing the 20 events/s (each owner sends once in 100 s; ~200 are active within the fair-share
+ * window at a time). Their headroom must not hold the flood to its share of one slot: it keeps
+ * at most half the slots (core `reservedForOthers`).
+ */
+export const fairnessOwnersScenario = (context: ScenarioContext) => fairnessWith(context, cfg.fairQuietOwners, 'bench_fairness_owners')
+
+async function fairnessWith({ env, progress }: ScenarioContext, quietOwners: number, database: string): Promise<ScenarioOutput> {
+  const bdb = await freshDatabase(env, database)
   const { db, url } = bdb
   const pubDb = benchDb(url, POOL_SIZE)
-  const quietEndpoints = 5
-  progress.phase(`${cfg.fairFloodEndpoints} flood endpoints, ${quietEndpoints} quiet ones`)
+  const many = quietOwners > 1
+  const quietEndpoints = many ? quietOwners : 5
+  progress.phase(`${cfg.fairFloodEndpoints} flood endpoints, ${quietEndpoints} quiet ones${many ? ` of ${quietOwners} owners` : ''}`)
   await createEndpoints(env, db, Array.from({ length: cfg.fairFloodEndpoints }, (_, i) => ({ owner_id: 'flood', url: env.receiver.url(`/slow/${cfg.fairSlowMs}/flood/${i}`) })))
   // Each quiet endpoint takes one of five types and the quiet owner's events cycle through them:
   // 20 deliveries/s in all, 4/s an endpoint (a quiet owner). With every event to all five (100/s,
   // 20/s an endpoint) each endpoint needs a cycle under 50 ms: see performance.md.
   const QUIET_TYPES = ['booking.created', 'booking.cancelled', 'booking.rescheduled', 'code.issued', 'code.revoked']
-  await createEndpoints(env, db, Array.from({ length: quietEndpoints }, (_, i) => ({ owner_id: 'quiet', url: env.receiver.url(`/quiet/${i}`), event_types: [QUIET_TYPES[i]!] })))
+  const quietOwner = (k: number) => (many ? `quiet_${k % quietOwners}` : 'quiet')
+  await createEndpoints(env, db, Array.from({ length: quietEndpoints }, (_, i) => ({ owner_id: quietOwner(i), url: env.receiver.url(`/quiet/${i}`), event_types: many ? ['*'] : [QUIET_TYPES[i]!] })))
   const transport = newTransport(env)
   // The service's default, as `serve` sizes it from this machine's cores.
   const concurrency = loadConfig({}).HOOKLEDGER_CONCURRENCY
@@ -48,7 +61,7 @@ export async function fairnessScenario({ env, progress }: ScenarioContext): Prom
       if (wait > 1) await sleep(wait)
       const id = `quiet_${eventId()}`
       publishedAt.set(id, { at: wall(), phase })
-      pending.push(publish(pubDb, 'quiet', id, QUIET_TYPES[k % QUIET_TYPES.length]))
+      pending.push(publish(pubDb, quietOwner(k), id, QUIET_TYPES[k % QUIET_TYPES.length]))
     }
   })()
   /** Publish → arrival of every quiet delivery published in `label`. */
@@ -77,18 +90,20 @@ export async function fairnessScenario({ env, progress }: ScenarioContext): Prom
     progress.phase(`flood: ${cfg.fairFloodEvents * cfg.fairFloodEndpoints} deliveries fanned out (the quiet owner publishing on)`)
     for (let i = 0; i < cfg.fairFloodEvents; i++) await publish(pubDb, 'flood', `flood_${eventId()}`)
     await until('the flood fanned out', 600_000, async () =>
-      Number((await sql<{ n: string }>`select count(*) as n from events where fanned_out_at is null`.execute(db)).rows[0]!.n) === 0 ? true : null, 200)
-    // Every slot but the few kept free for the quiet owner (active: its headroom).
-    await until('the slots taken by the flood', 60_000, async () => (dispatcher.inflight >= Math.min(concurrency, cfg.fairFloodEndpoints) - quietEndpoints ? true : null))
+      Number((await sql<{ n: string }>`select count(*) as n from events where owner_id = 'flood' and fanned_out_at is null`.execute(db)).rows[0]!.n) === 0 ? true : null, 200)
+    // Every slot but the few kept free for the quiet owner (active: its headroom); the many
+    // quiet owners' headroom is at most half the slots.
+    const floodHolds = Math.min(concurrency, cfg.fairFloodEndpoints) - (many ? headroomMost(concurrency) : quietEndpoints)
+    await until('the slots taken by the flood', 60_000, async () => (dispatcher.inflight >= floodHolds ? true : null))
     // What the quiet owner queued while the flood was fanned out drains first (reported above as
     // the fan-out's figure); the flood's figure is the steady state that follows.
     phase = 'flood-settling'
     await until('the quiet owner caught up', 120_000, async () =>
-      Number((await sql<{ n: string }>`select count(*) as n from deliveries where owner_id = 'quiet' and state <> 'completed'`.execute(db)).rows[0]!.n) < 10 ? true : null, 200)
+      Number((await sql<{ n: string }>`select count(*) as n from deliveries where owner_id = any(${[...new Set(Array.from({ length: quietEndpoints }, (_, i) => quietOwner(i)))]}::text[]) and state <> 'completed'`.execute(db)).rows[0]!.n) < 10 ? true : null, 200)
     progress.phase('quiet owner during the flood')
     phase = 'flood'
     // --stats, --profile: what the database and this process (the dispatcher runs here) spend the flood's steady state on.
-    const diagnostics = await phaseDiagnostics(bdb.admin, 'fairness-flood')
+    const diagnostics = await phaseDiagnostics(bdb.admin, many ? 'fairness-owners-flood' : 'fairness-flood')
     // The process's own share of the wait: its event loop.
     const loopDelay = monitorEventLoopDelay({ resolution: 1 })
     loopDelay.enable()
@@ -109,17 +124,18 @@ export async function fairnessScenario({ env, progress }: ScenarioContext): Prom
     // Where the quiet owner's time goes during the flood, from the ledger's own timestamps:
     // publish → enqueued (the fan-out), enqueued → claimed (waiting for a slot), claimed → attempt.
     const floodIds = [...publishedAt].filter(([, p]) => p.phase === 'flood').map(([id]) => id)
-    const steps = await deliverySteps(db, 'quiet', floodIds)
-    const aloneSteps = await deliverySteps(db, 'quiet', [...publishedAt].filter(([, p]) => p.phase === 'alone').map(([id]) => id))
+    const steps = await deliverySteps(db, many ? null : 'quiet', floodIds)
+    const aloneSteps = await deliverySteps(db, many ? null : 'quiet', [...publishedAt].filter(([, p]) => p.phase === 'alone').map(([id]) => id))
     const floodDue = Number((await sql<{ n: string }>`select count(*) as n from delivery_states where state in ('pending', 'retryable')`.execute(db)).rows[0]!.n)
     await dispatcher.stop()
-    const replay = await replayClean(db, 'fairness')
+    const replay = await replayClean(db, many ? 'fairness-owners' : 'fairness')
     const p99Alone = percentile(alone, 99)
     const p99Flood = percentile(flooded, 99)
     const ratio = p99Flood / p99Alone
     return {
       metrics: {
         concurrency,
+        quiet_owners: quietOwners,
         flood_endpoints: cfg.fairFloodEndpoints,
         flood_deliveries: cfg.fairFloodEvents * cfg.fairFloodEndpoints,
         flood_still_due_at_end: floodDue,
@@ -150,6 +166,10 @@ export async function fairnessScenario({ env, progress }: ScenarioContext): Prom
       ],
     }
   } finally {
+    // A failed phase leaves the quiet owners publishing: they stop before their pool goes.
+    publishing = false
+    await quietLoop.catch(() => {})
+    await Promise.allSettled(pending)
     await dispatcher.stop()
     await notifier.close()
     await transport.close()

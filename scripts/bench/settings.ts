@@ -122,6 +122,8 @@ export const cfg = {
   fairFloodEvents: scaled(100, 20),
   fairSlowMs: 200,
   fairQuietRate: 20,
+  // fairness-owners: the quiet side 2,000 owners, one endpoint each.
+  fairQuietOwners: scaled(2_000, 100),
   // Each phase: 800 quiet deliveries, so its p99 is the 8th slowest (at 20 s it was the 4th, and
   // the ratio moved 2.0–4.0 between runs of the same code).
   fairSeconds: QUICK ? 2 : 40,

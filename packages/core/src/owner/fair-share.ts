@@ -96,7 +96,7 @@ export interface OwnerReserves {
   readonly slots: number
   /** Σ of the recent owners' weights (an owner not among them is weighed beside them: `ownerRoom`). */
   readonly weights: number
-  /** Σ of the recent owners' reserves (`reserveOf`). */
+  /** Σ of the recent owners' reserves (`keptFor`). */
   readonly total: number
   readonly recent: ReadonlyMap<string, RecentOwner>
 }
@@ -123,21 +123,30 @@ const fairOf = (r: RecentOwner, reserves: OwnerReserves) => shareOf(reserves.slo
  */
 const keptFor = (r: RecentOwner, share: number) => Math.max(0, Math.min(r.peak, share) - r.inFlight)
 
-/** Σ of the other recent owners' reserves. */
+/**
+ * Σ of the other recent owners' reserves, never more than half the slots (at least one): the
+ * headroom is a cushion for owners sending now and then, not a claim on the machine. Uncapped,
+ * 2,000 such owners kept 2,000 slots of 128 between them, so an owner with a backlog was held to
+ * its share of 1 and gave the rest back while the slots stood idle.
+ */
 function reservedForOthers(owner: string, reserves: OwnerReserves): number {
   const r = reserves.recent.get(owner)
-  return reserves.total - (r === undefined ? 0 : keptFor(r, fairOf(r, reserves)))
+  const others = reserves.total - (r === undefined ? 0 : keptFor(r, fairOf(r, reserves)))
+  return Math.min(others, headroomMost(reserves.slots))
 }
+
+/** The most slots the headroom keeps for others: half the slots, at least one. */
+export const headroomMost = (slots: number) => Math.max(1, Math.floor(slots / 2))
 
 /**
  * How many of the `free` slots `owner` may take now: all of them but those kept for the other
- * owners active lately below their share (`keptFor`), and never fewer than it is short of its
- * own fair share — it is one of the owners the reserves are for. Without that floor, more recent
- * owners than slots (2,000 tenants sending now and then, 100 slots) reserve more than every slot
- * between them, and no owner new to the window gets one until the window forgets the others
- * (`npm run bench -- --only=latency,latency-owners` saw 97 of 400 deliveries in 30 s). One
- * owner alone takes every slot. `weight`: an owner not among the recent ones (one that is has
- * its own).
+ * owners active lately below their share (`reservedForOthers`), and never fewer than it is short
+ * of its own fair share — it is one of the owners the reserves are for. Without that floor, more
+ * recent owners than slots (2,000 tenants sending now and then, 100 slots) reserved more than
+ * every slot between them, and no owner new to the window got one until the window forgot the
+ * others (`npm run bench -- --only=latency,latency-owners` saw 97 of 400 deliveries in 30 s).
+ * One owner alone takes every slot. `weight`: an owner not among the recent ones (one that is
+ * has its own).
  */
 export function ownerRoom(owner: string, free: number, reserves: OwnerReserves, weight = 1): number {
   const r = reserves.recent.get(owner)

@@ -49,6 +49,11 @@ describe('ownerRoom and slotsToGiveBack: slots kept free for owners active latel
       slots: 4, free: 2, recent: recent({ a: [1, 1], b: [1, 1], c: [0, 1], d: [0, 1], e: [0, 1], f: [0, 1] }),
       room: { a: 0, c: 1, f: 1, new: 1 }, over: {},
     },
+    {
+      name: 'a flood beside 20 owners sending now and then: the headroom keeps half the slots, not all of them',
+      slots: 8, free: 0, recent: recent({ flood: [8, 8], ...Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`q${i}`, [0, 1]])) }),
+      room: { flood: 0, q0: 0 }, over: { flood: 4 },
+    },
     { name: 'an owner below its share is not held to the others\' reserves', slots: 64, free: 5, recent: recent({ a: [10, 40], b: [0, 5], c: [49, 49] }), room: { a: 5, b: 5, c: 0 }, over: { c: 11 } },
   ]
   for (const t of cases) {
@@ -65,7 +70,7 @@ describe('ownerRoom and slotsToGiveBack: slots kept free for owners active latel
   const othersByDefinition = (owner: string, slots: number, r: ReadonlyMap<string, RecentOwner>) => {
     let sum = 0
     for (const o of r.keys()) if (o !== owner) sum += reserveByDefinition(o, slots, r)
-    return sum
+    return Math.min(sum, Math.max(1, Math.floor(slots / 2)))
   }
   const roomByDefinition = (owner: string, slots: number, free: number, r: ReadonlyMap<string, RecentOwner>) => {
     const withOwner = r.has(owner) ? r : new Map([...r, [owner, { inFlight: 0, peak: 0, weight: 1 }]])
@@ -97,9 +102,10 @@ describe('ownerRoom and slotsToGiveBack: slots kept free for owners active latel
     const r = new Map<string, RecentOwner>()
     for (let i = 0; i < 10_000; i++) r.set(`o${i}`, { inFlight: i % 3, peak: 4, weight: 1 })
     const reserves = ownerReserves(64, r)
-    // 64 slots over 10,000 owners: a share of 1 each, so the owners holding none keep one free.
+    // 64 slots over 10,000 owners: a share of 1 each, so the owners holding none keep one free;
+    // the headroom keeps at most half the slots for the others.
     expect(reserves.total).toBe(3_334)
-    expect(ownerRoom('o0', 5_000, reserves)).toBe(5_000 - 3_333)
+    expect(ownerRoom('o0', 5_000, reserves)).toBe(5_000 - 32)
     // Below its share of 1, an owner takes one slot however much the others keep.
     expect(ownerRoom('o0', 1, reserves)).toBe(1)
     expect(ownerRoom('o1', 1, reserves)).toBe(0)
