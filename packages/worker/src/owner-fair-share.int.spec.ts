@@ -136,6 +136,26 @@ describe('the fan-out serves owners in turn', () => {
     expect(await h.db.selectFrom('events').select('id').where('fanned_out_at', 'is', null).execute()).toEqual([])
     expect((await h.replay()).differences).toEqual([])
   })
+
+  it('an event to many endpoints is not held back for ever by cheaper ones: once the oldest has waited 2 s, the next batch takes it', async () => {
+    const h = (harness = await engineHarness())
+    const o = owners(h)
+    for (let i = 0; i < 3; i++) await o.endpoint('wide')
+    await o.endpoint('q1')
+    await o.endpoint('q2')
+    await o.publish('wide')
+    const fan = (limit: number) => fanoutRun(h.db, { now: h.clock.now(), catalog: createEventCatalog(), embedAdmits: async () => false, actor: 'worker:t', limit })
+    const wideFannedOut = async () => (await h.db.selectFrom('events').select('fanned_out_at').where('owner_id', '=', 'wide').executeTakeFirstOrThrow()).fanned_out_at !== null
+    // Two cheaper events wait at every batch of two: by cost alone, the wide one never goes.
+    for (let second = 0; second < 4; second++) {
+      await o.publish('q1')
+      await o.publish('q2')
+      await fan(2)
+      expect(await wideFannedOut(), `after ${second} s`).toBe(second >= 2)
+      h.clock.advance(1_000)
+    }
+    expect((await h.replay()).differences).toEqual([])
+  })
 })
 
 describe('the running dispatcher gives slots back while an owner waits below its share', () => {

@@ -102,16 +102,25 @@ function declaredOf(rows: readonly EventWithDeclared[]): DeclaredEventType[] {
 export const FANOUT_DELIVERIES_CAP = 1_000
 
 /**
+ * The oldest waiting event, once it has waited this long, goes in the next batch whatever it
+ * costs. By cost alone an event to thousands of endpoints waited while any cheaper event did:
+ * under a steady stream of them it could wait forever (`npm run bench -- --only=fairness-owners`:
+ * a flood's 100 events not fanned out in 10 minutes beside 2,000 owners' 20 events/s).
+ */
+export const FANOUT_OLDEST_AFTER_MS = 2_000
+
+/**
  * The next fan-out batch, owner by owner (issue 24): the owners with events waiting are walked
  * through `events (owner_id, published_at, id) where fanned_out_at is null` (migration 0010),
  * and their oldest events are taken in turn by cost — each event at its owner's running total of
  * deliveries (its enabled endpoints) — so one owner's thousands of events, or a few events to
  * thousands of endpoints, never queue another's behind them. Events are taken while
  * their owners' enabled endpoints (what each can fan out to) add up to `cap`, at least one, so a
- * transaction stays short when one event goes to thousands of endpoints. Locked `skip locked`
- * (fan-outs run side by side); `more`: events were left for the next batch.
+ * transaction stays short when one event goes to thousands of endpoints; and the oldest event of
+ * all, once published before `agedBefore`, whatever it costs (`FANOUT_OLDEST_AFTER_MS`). Locked
+ * `skip locked` (fan-outs run side by side); `more`: events were left for the next batch.
  */
-function fairFanoutBatch(limit: number, cap: number) {
+function fairFanoutBatch(limit: number, cap: number, agedBefore: Date) {
   return sql`
     with recursive walk(owner_id) as (
       (select e.owner_id from events e where e.fanned_out_at is null order by e.owner_id limit 1)
@@ -138,11 +147,16 @@ function fairFanoutBatch(limit: number, cap: number) {
       select c.*, sum(c.fan) over (partition by c.owner_id order by c.rn) as owner_cost from candidates c
     ),
     ordered as (
-      select c.owner_id, c.id, row_number() over (order by c.owner_cost, c.published_at, c.id) as k,
-             sum(c.fan) over (order by c.owner_cost, c.published_at, c.id) as cum, count(*) over () as waiting
+      select c.owner_id, c.id, c.published_at, row_number() over (order by c.owner_cost, c.published_at, c.id) as k,
+             sum(c.fan) over (order by c.owner_cost, c.published_at, c.id) as cum, count(*) over () as waiting,
+             -- The oldest of all (each owner's oldest is among its candidates).
+             row_number() over (order by c.published_at, c.id) as age
       from costed c
     ),
-    picked as (select o.owner_id, o.id, o.waiting from ordered o where o.k = 1 or (o.cum <= ${cap} and o.k <= ${limit}))
+    picked as (
+      select o.owner_id, o.id, o.waiting from ordered o
+      where o.k = 1 or (o.cum <= ${cap} and o.k <= ${limit}) or (o.age = 1 and o.published_at <= ${agedBefore})
+    )
     select e.owner_id, e.id, e.type, e.subject, e.occurred_at, e.data, e.published_at,
            (select count(*) from picked) < p.waiting as more
     from events e join picked p on p.owner_id = e.owner_id and p.id = e.id
@@ -171,7 +185,7 @@ export async function fanoutRun(db: Db, params: FanoutParams): Promise<FanoutRun
     // for the catalog): the catalog the publisher checked, as this transaction sees it.
     const joined = (
       await sql<EventWithDeclared>`
-        with batch as materialized (${fairFanoutBatch(params.limit ?? 50, FANOUT_DELIVERIES_CAP)})
+        with batch as materialized (${fairFanoutBatch(params.limit ?? 50, FANOUT_DELIVERIES_CAP, new Date(now.getTime() - FANOUT_OLDEST_AFTER_MS))})
         select b.owner_id, b.id, b.type, b.subject, b.occurred_at, b.data, b.more,
                t.name as t_name, t.description as t_description, t.exposure as t_exposure, t."group" as t_group,
                t.schema as t_schema, t.deprecated_at as t_deprecated_at, t.deprecation_reason as t_deprecation_reason,
