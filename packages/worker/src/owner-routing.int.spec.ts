@@ -106,9 +106,11 @@ function recordingDb(url: string, into: RecordedStatement[]): { db: Db; pool: pg
 describe('the hot path names one owner per statement, or the sharding plan says why not', () => {
   it('publish, fan-out, claim, settle for two owners at once', async () => {
     const base = await testDatabase({ role: 'service' })
-    // Answers that take 60 ms: the four endpoints' outcomes come back together and may wait
-    // (core settleWaitMs) for one another, so a settle spans both owners every cycle, not by chance.
-    const h = (harness = await engineHarness({ database: base, reply: { status: 204, delayMs: 60 } }))
+    // Answers that take 200 ms: the four endpoints' outcomes come back together and may wait
+    // (core settleWaitMs: a quarter of that, 50 ms) for one another, so a settle spans both owners
+    // every cycle, not by chance. (At 60 ms the wait was 15 ms, and CI's loaded machine once spread
+    // six cycles' outcomes wider than that.)
+    const h = (harness = await engineHarness({ database: base, reply: { status: 204, delayMs: 200 } }))
     const owners = [h.owner, 'owner-b']
     const recorded: RecordedStatement[] = []
     const { db, pool } = recordingDb(base.roleUrl('service'), recorded)
