@@ -39,6 +39,8 @@ export async function latencyOwnersScenario(context: ScenarioContext): Promise<S
 async function latencyWithOwners({ env, progress }: ScenarioContext, n: number, database: string): Promise<ScenarioOutput> {
   const bdb = await freshDatabase(env, database)
   const { db, url } = bdb
+  // The scenario's name (its profile's, its replay's): bench_latency_owners → latency-owners.
+  const scenario = database.replace('bench_', '').replace('_', '-')
   // The publisher is the application: its own small pool, as the API process would have.
   const pubDb = benchDb(url, POOL_SIZE)
   // One endpoint per tenant, so each event goes to exactly one endpoint: 200 events/s is 200
@@ -84,7 +86,7 @@ async function latencyWithOwners({ env, progress }: ScenarioContext, n: number, 
     await env.receiver.waitFor(warm, 30_000)
     await env.receiver.reset(true)
     // --stats, --profile: what the database and this process (the dispatcher and the publisher run here) spend the measured phase on.
-    const diagnostics = await phaseDiagnostics(bdb.admin, database.replace('bench_', '').replace('_', '-'))
+    const diagnostics = await phaseDiagnostics(bdb.admin, scenario)
     const sendStarted = performance.now()
     progress.phase(`${cfg.latencyRate} events/s for ${cfg.latencySeconds} s`, async () => `${(await env.receiver.call('count'))['count']} arrived`)
     const total = await run('lat', cfg.latencySeconds, true)
@@ -112,7 +114,7 @@ async function latencyWithOwners({ env, progress }: ScenarioContext, n: number, 
     const p99 = percentile(latencies, 99)
     const max = latencies[latencies.length - 1]!
     const steps = await deliverySteps(db, null, [...publishedAt.keys()])
-    const replay = await replayClean(db, database.replace('bench_', '').replace('_', '-'))
+    const replay = await replayClean(db, scenario)
     if (n === cfg.latencyEndpoints) shared.latencyP99Ms = p99
     return {
       metrics: {

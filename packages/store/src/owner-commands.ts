@@ -19,7 +19,7 @@ import {
 } from '@hookledger/core'
 import type { Db, Trx } from './database/database.js'
 import { ledgerWrite } from './ledger-write.js'
-import { InvalidCursorError, type Page } from './read-models.js'
+import { decodeCursorAs, encodeCursor, type Page } from './read-models.js'
 
 /** Who and when, for an owner change. */
 export interface OwnerCommandContext {
@@ -51,16 +51,9 @@ export async function ownerRead(db: Db | Trx, id: string): Promise<OwnerRow> {
 }
 
 /** An owner id page's cursor: the last id it held. */
-const encodeOwnerCursor = (id: string) => Buffer.from(JSON.stringify(['owner', id])).toString('base64url')
-function decodeOwnerCursor(cursor: string): string {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown
-    if (Array.isArray(v) && v.length === 2 && v[0] === 'owner' && typeof v[1] === 'string') return v[1]
-  } catch {
-    // fall through
-  }
-  throw new InvalidCursorError('cursor is not valid')
-}
+const encodeOwnerCursor = (id: string) => encodeCursor(['owner', id])
+const decodeOwnerCursor = (cursor: string): string =>
+  decodeCursorAs(cursor, (v) => (v.length === 2 && v[0] === 'owner' && typeof v[1] === 'string' ? v[1] : undefined))
 
 /**
  * The owners known to the installation (a row of its own, or a token, endpoint or delivery

@@ -9,21 +9,30 @@ export interface Page<T> {
   readonly next_cursor: string | null
 }
 
-const encodeCursor = (parts: unknown[]) => Buffer.from(JSON.stringify(parts)).toString('base64url')
+/** A page's opaque cursor: its parts as base64url JSON. */
+export const encodeCursor = (parts: unknown[]) => Buffer.from(JSON.stringify(parts)).toString('base64url')
 
-/** Decodes a cursor; throws `InvalidCursorError` on anything that is not one of ours. */
+/** A cursor that is not one of ours (a page refuses it). */
 export class InvalidCursorError extends Error {}
-function decodeCursor(cursor: string): [string, string] {
+
+/** A cursor's parts, when `read` takes them for its page's; otherwise `InvalidCursorError`. */
+export function decodeCursorAs<T>(cursor: string, read: (parts: unknown[]) => T | undefined): T {
   try {
     const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string' && !Number.isNaN(Date.parse(v[0])) && /^[0-9a-f-]{36}$/.test(v[1])) {
-      return [v[0], v[1]]
-    }
+    const parts = Array.isArray(v) ? read(v) : undefined
+    if (parts !== undefined) return parts
   } catch {
     // fall through
   }
   throw new InvalidCursorError('cursor is not valid')
 }
+
+const decodeCursor = (cursor: string): [string, string] =>
+  decodeCursorAs(cursor, (v) =>
+    v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string' && !Number.isNaN(Date.parse(v[0])) && /^[0-9a-f-]{36}$/.test(v[1])
+      ? [v[0], v[1]]
+      : undefined,
+  )
 
 /** The cursor of a (created_at, id) ordered page, and its reading. */
 export const encodeDeliveryCursor = (row: { created_at: Date; id: string }): string =>
