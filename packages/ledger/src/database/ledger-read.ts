@@ -74,8 +74,7 @@ const startSql = (start: LedgerFeedStart | undefined) =>
  * positions later, so positions alone commit out of order, but every transaction still
  * running has an xid ≥ the snapshot's xmin and every future one a larger xid, so below xmin
  * nothing can ever appear before a row already read. The range `(tx_id, position) > cursor`
- * and `tx_id < xmin` is one range scan of the chain index on tx_id (migration 0021), each
- * transaction's rows sorted by position as they come.
+ * and `tx_id < xmin` is one range scan of ledger_chain_order_idx (the baseline migration).
  */
 export function ledgerReadQuery(
   params: LedgerFilter & { start?: LedgerFeedStart | undefined; limit: number },
