@@ -10,7 +10,7 @@ import { SettleBatcher } from './settle-batcher.js'
 import { rememberingSecretBox } from './remembered-secrets.js'
 import { settledWithin } from './settled-within.js'
 import { OwnerSlots } from './owner-slots.js'
-import { FANOUT_PASS_BUDGET_MS, FanoutLoop, fanoutPass, type FanoutClaims, type FanoutPassResult } from './fanout-loop.js'
+import { FANOUT_PASS_BUDGET_MS, FanoutLoop, FanoutTurns, fanoutPass, type FanoutClaims, type FanoutPassResult } from './fanout-loop.js'
 import { SlotHolds, claimUnderHold, type SlotHold } from './slot-holds.js'
 import type { DispatcherOptions, StepReport } from './dispatcher-options.js'
 import { idleWaitMs } from './producer-wait.js'
@@ -53,6 +53,8 @@ export class Dispatcher {
   #loop: Promise<void> | null = null
   /** The fan-out, in a loop of its own beside the claims (fanout-loop.ts). */
   readonly #fanout: FanoutLoop
+  /** Whose turn its batches are: the aged event's, then the cost order's (fanout-loop.ts). */
+  readonly #fanoutTurns = new FanoutTurns()
   #maintenance: { stop(): void } | null = null
   readonly #health: DatabaseHealth
   readonly #observer: DispatcherObserver
@@ -343,7 +345,7 @@ export class Dispatcher {
    */
   fanoutOnce(budgetMs = Infinity, claims?: FanoutClaims): Promise<FanoutPassResult> {
     const o = this.#o
-    return fanoutPass({ db: o.db, clock: o.clock, catalog: o.catalog, embedAdmits: o.embedAdmits, actor: this.#actor, observer: this.#observer, ...(claims ? { claims } : {}) }, budgetMs)
+    return fanoutPass({ db: o.db, clock: o.clock, catalog: o.catalog, embedAdmits: o.embedAdmits, actor: this.#actor, observer: this.#observer, turns: this.#fanoutTurns, ...(claims ? { claims } : {}) }, budgetMs)
   }
 
   /**

@@ -26,6 +26,27 @@ export interface FanoutPassDeps {
   readonly observer: DispatcherObserver
   /** When given, each fan-out transaction also claims into free slots (store `FanoutParams.claim`). */
   readonly claims?: FanoutClaims
+  /** Whose turn each batch is (kept across passes by the caller); default: every batch the aged event's. */
+  readonly turns?: FanoutTurns
+}
+
+/**
+ * Whose turn the next fan-out batch is. The oldest waiting event, once aged, gets a batch of its
+ * own if the cost order would pass it over (store `FanoutParams.agedFirst`); the batch after
+ * such a batch goes by cost. So an event to thousands of endpoints is never held back for ever,
+ * and the cheap events wait for at most one of its batches, never ride in one.
+ */
+export class FanoutTurns {
+  #agedFirst = true
+
+  get agedFirst(): boolean {
+    return this.#agedFirst
+  }
+
+  /** After a committed batch. */
+  after(batch: { readonly agedAlone: boolean }): void {
+    this.#agedFirst = !batch.agedAlone
+  }
 }
 
 /** The dispatcher's side of the fan-out's claims. */
@@ -56,9 +77,13 @@ export async function fanoutPass(deps: FanoutPassDeps, budgetMs = Infinity): Pro
     })
     const r = await claimUnderHold(
       { release: () => release() },
-      () => fanoutRun(deps.db, { now: deps.clock.now(), catalog: deps.catalog, embedAdmits: deps.embedAdmits, actor: deps.actor, limit: FANOUT_BATCH, ...(claim ? { claim } : {}) }),
+      () => fanoutRun(deps.db, {
+        now: deps.clock.now(), catalog: deps.catalog, embedAdmits: deps.embedAdmits, actor: deps.actor, limit: FANOUT_BATCH,
+        agedFirst: deps.turns?.agedFirst ?? true, ...(claim ? { claim } : {}),
+      }),
       (result) => result.claim && deps.claims?.claimed(result),
     )
+    deps.turns?.after(r)
     events += r.events
     enqueued += r.enqueued
     left ||= r.left

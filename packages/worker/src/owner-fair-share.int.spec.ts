@@ -156,6 +156,57 @@ describe('the fan-out serves owners in turn', () => {
     }
     expect((await h.replay()).differences).toEqual([])
   })
+
+  it('the aged event goes in a batch of its own, never with cheap events that would wait for it; the batch after goes by cost', async () => {
+    const h = (harness = await engineHarness())
+    const o = owners(h)
+    for (let i = 0; i < 3; i++) await o.endpoint('wide')
+    await o.endpoint('q1')
+    await o.endpoint('q2')
+    await o.publish('wide')
+    h.clock.advance(2_000)
+    await o.publish('q1')
+    await o.publish('q2')
+    const fan = (agedFirst?: boolean) =>
+      fanoutRun(h.db, { now: h.clock.now(), catalog: createEventCatalog(), embedAdmits: async () => false, actor: 'worker:t', limit: 2, ...(agedFirst !== undefined ? { agedFirst } : {}) })
+    const fannedOut = async () =>
+      (await h.db.selectFrom('events').select('owner_id').where('fanned_out_at', 'is not', null).orderBy('owner_id').execute()).map((e) => e.owner_id)
+    // By cost the two cheap events fill the batch of two; the aged wide one is the batch alone.
+    const aged = await fan()
+    expect({ events: aged.events, agedAlone: aged.agedAlone, more: aged.more }).toEqual({ events: 1, agedAlone: true, more: true })
+    expect(await fannedOut()).toEqual(['wide'])
+    // The next batch (the caller alternates) goes by cost.
+    const byCost = await fan(false)
+    expect({ events: byCost.events, agedAlone: byCost.agedAlone }).toEqual({ events: 2, agedAlone: false })
+    expect(await fannedOut()).toEqual(['q1', 'q2', 'wide'])
+    expect((await h.replay()).differences).toEqual([])
+  })
+
+  it('the dispatcher alternates: an aged event its own transaction, then the cheap ones, then the next aged one', async () => {
+    const h = (harness = await engineHarness())
+    const o = owners(h)
+    for (let i = 0; i < 1_001; i++) await o.endpoint('wide') // each of its events is over the batch's cap alone
+    await o.endpoint('quiet')
+    await o.publish('wide', 2)
+    h.clock.advance(2_000)
+    await o.publish('quiet', 3)
+    await h.dispatcher.fanoutOnce()
+    // Each fan-out transaction's decisions, in commit order: which owners each carried.
+    const batches = (
+      await h.db
+        .selectFrom('ledger')
+        .select(['tx_id', 'owner_id'])
+        .where('kind', '=', 'fanout.decided')
+        .orderBy('position')
+        .execute()
+    ).reduce<{ tx: string; owners: string[] }[]>((out, r) => {
+      const last = out[out.length - 1]
+      if (last && last.tx === String(r.tx_id)) last.owners.push(r.owner_id)
+      else out.push({ tx: String(r.tx_id), owners: [r.owner_id] })
+      return out
+    }, [])
+    expect(batches.map((b) => b.owners)).toEqual([['wide'], ['quiet', 'quiet', 'quiet'], ['wide']])
+  }, 60_000)
 })
 
 describe('the running dispatcher gives slots back while an owner waits below its share', () => {
