@@ -106,11 +106,13 @@ function recordingDb(url: string, into: RecordedStatement[]): { db: Db; pool: pg
 describe('the hot path names one owner per statement, or the sharding plan says why not', () => {
   it('publish, fan-out, claim, settle for two owners at once', async () => {
     const base = await testDatabase({ role: 'service' })
-    // Answers that take 200 ms: the four endpoints' outcomes come back together and may wait
-    // (core settleWaitMs: a quarter of that, 50 ms) for one another, so a settle spans both owners
-    // every cycle, not by chance. (At 60 ms the wait was 15 ms, and CI's loaded machine once spread
-    // six cycles' outcomes wider than that.)
-    const h = (harness = await engineHarness({ database: base, reply: { status: 204, delayMs: 200 } }))
+    // Every answer leaves on a 250 ms grid (100 ms after the window its request arrived in), so
+    // the four endpoints' outcomes come back at one instant and a settle spans both owners every
+    // cycle, however far apart their first claims were. A fixed delay (60 ms, then 200) kept
+    // whatever offset the first claims had through every pipelined cycle, and CI's loaded
+    // machine twice saw no settle span both owners in six cycles.
+    const aligned = (req: { receivedAt: number }) => ({ status: 204, delayMs: 350 - (req.receivedAt % 250) })
+    const h = (harness = await engineHarness({ database: base, reply: aligned }))
     const owners = [h.owner, 'owner-b']
     const recorded: RecordedStatement[] = []
     const { db, pool } = recordingDb(base.roleUrl('service'), recorded)
