@@ -108,9 +108,9 @@ describe('the hot path names one owner per statement, or the sharding plan says 
     const base = await testDatabase({ role: 'service' })
     // Every answer leaves on a 250 ms grid (100 ms after the window its request arrived in), so
     // the four endpoints' outcomes come back at one instant and a settle spans both owners every
-    // cycle, however far apart their first claims were. A fixed delay (60 ms, then 200) kept
-    // whatever offset the first claims had through every pipelined cycle, and CI's loaded
-    // machine twice saw no settle span both owners in six cycles.
+    // cycle, however far apart their first claims were. A fixed delay (60 ms, then 200) keeps
+    // whatever offset the first claims had through every pipelined cycle; with it the test failed
+    // under load twice (once in CI, once in a parallel local run whose message was not kept).
     const aligned = (req: { receivedAt: number }) => ({ status: 204, delayMs: 350 - (req.receivedAt % 250) })
     const h = (harness = await engineHarness({ database: base, reply: aligned }))
     const owners = [h.owner, 'owner-b']
