@@ -48,6 +48,20 @@ function owners(h: EngineHarness) {
 }
 
 const ownerOf = (c: { endpoint: { owner_id: string } }) => c.endpoint.owner_id
+
+/** An owner of three endpoints with one event waiting, beside two owners of one endpoint each. */
+async function wideBesideCheap(h: EngineHarness) {
+  const o = owners(h)
+  for (let i = 0; i < 3; i++) await o.endpoint('wide')
+  await o.endpoint('q1')
+  await o.endpoint('q2')
+  await o.publish('wide')
+  return o
+}
+
+/** One fan-out batch of at most `limit` events. */
+const fanBatch = (h: EngineHarness, limit: number, agedFirst?: boolean) =>
+  fanoutRun(h.db, { now: h.clock.now(), catalog: createEventCatalog(), embedAdmits: async () => false, actor: 'worker:t', limit, ...(agedFirst !== undefined ? { agedFirst } : {}) })
 const claim = (h: EngineHarness, limit: number, inFlight?: Record<string, number>) =>
   deliveryClaim(h.db, { now: h.clock.now(), limit, actor: 'worker:t', ...(inFlight ? { sharesOf: (owners: readonly { owner_id: string }[]) => new Map(owners.map((o) => [o.owner_id, { inFlight: inFlight[o.owner_id] ?? 0 }])) } : {}) })
 
@@ -124,7 +138,7 @@ describe('the fan-out serves owners in turn', () => {
     await o.publish('flood', 60)
     h.clock.advance(1_000)
     await o.publish('quiet')
-    const fan = (limit: number) => fanoutRun(h.db, { now: h.clock.now(), catalog: createEventCatalog(), embedAdmits: async () => false, actor: 'worker:t', limit })
+    const fan = (limit: number) => fanBatch(h, limit)
     const first = await fan(10)
     expect(first).toMatchObject({ events: 10, more: true })
     const quiet = await h.db.selectFrom('events').select('fanned_out_at').where('owner_id', '=', 'quiet').executeTakeFirstOrThrow()
@@ -139,12 +153,8 @@ describe('the fan-out serves owners in turn', () => {
 
   it('an event to many endpoints is not held back for ever by cheaper ones: once the oldest has waited 2 s, the next batch takes it', async () => {
     const h = (harness = await engineHarness())
-    const o = owners(h)
-    for (let i = 0; i < 3; i++) await o.endpoint('wide')
-    await o.endpoint('q1')
-    await o.endpoint('q2')
-    await o.publish('wide')
-    const fan = (limit: number) => fanoutRun(h.db, { now: h.clock.now(), catalog: createEventCatalog(), embedAdmits: async () => false, actor: 'worker:t', limit })
+    const o = await wideBesideCheap(h)
+    const fan = (limit: number) => fanBatch(h, limit)
     const wideFannedOut = async () => (await h.db.selectFrom('events').select('fanned_out_at').where('owner_id', '=', 'wide').executeTakeFirstOrThrow()).fanned_out_at !== null
     // Two cheaper events wait at every batch of two: by cost alone, the wide one never goes.
     for (let second = 0; second < 4; second++) {
@@ -159,16 +169,11 @@ describe('the fan-out serves owners in turn', () => {
 
   it('the aged event goes in a batch of its own, never with cheap events that would wait for it; the batch after goes by cost', async () => {
     const h = (harness = await engineHarness())
-    const o = owners(h)
-    for (let i = 0; i < 3; i++) await o.endpoint('wide')
-    await o.endpoint('q1')
-    await o.endpoint('q2')
-    await o.publish('wide')
+    const o = await wideBesideCheap(h)
     h.clock.advance(2_000)
     await o.publish('q1')
     await o.publish('q2')
-    const fan = (agedFirst?: boolean) =>
-      fanoutRun(h.db, { now: h.clock.now(), catalog: createEventCatalog(), embedAdmits: async () => false, actor: 'worker:t', limit: 2, ...(agedFirst !== undefined ? { agedFirst } : {}) })
+    const fan = (agedFirst?: boolean) => fanBatch(h, 2, agedFirst)
     const fannedOut = async () =>
       (await h.db.selectFrom('events').select('owner_id').where('fanned_out_at', 'is not', null).orderBy('owner_id').execute()).map((e) => e.owner_id)
     // By cost the two cheap events fill the batch of two; the aged wide one is the batch alone.
