@@ -43,7 +43,7 @@ describe('owners: limits, set and read', () => {
     const list = await api.call('GET', '/api/operator/owners', { token: operator })
     expect(list.status).toBe(200)
     const mine = list.body.data.find((o: { id: string }) => o.id === h.owner)
-    expect(mine.usage).toEqual({ endpoints: 1, backlog: 0, deliveries_24h: 1, attempts_24h: 1 })
+    expect(mine.usage).toEqual({ endpoints: 1, backlog: 0, deliveries_24h: 1, attempts_24h: 1, at_least: [] })
     // Each change is one entry naming only what changed.
     const entries = (await sql<{ kind: string; payload: unknown }>`select kind, payload from ledger where kind like 'owner.%' order by position`.execute(h.db)).rows
     expect(entries).toEqual([

@@ -509,7 +509,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The owners of the installation in id order, a page at a time, each with its limits, suspension and usage (endpoints, backlog, deliveries and attempts in 24 h) */
+        /** The owners of the installation in id order, a page at a time, each with its limits, suspension and usage (endpoints, backlog, deliveries and attempts in 24 h; the last three counted up to 1,000, `usage.at_least` naming those that reached it) */
         get: operations["owners.list"];
         put?: never;
         post?: never;
@@ -4569,6 +4569,7 @@ export interface operations {
                             } | null;
                             updated_at: string | null;
                             usage: {
+                                at_least: ("backlog" | "deliveries_24h" | "attempts_24h")[];
                                 attempts_24h: number;
                                 backlog: number;
                                 deliveries_24h: number;
@@ -4648,6 +4649,7 @@ export interface operations {
                         } | null;
                         updated_at: string | null;
                         usage: {
+                            at_least: ("backlog" | "deliveries_24h" | "attempts_24h")[];
                             attempts_24h: number;
                             backlog: number;
                             deliveries_24h: number;
@@ -4735,6 +4737,7 @@ export interface operations {
                         } | null;
                         updated_at: string | null;
                         usage: {
+                            at_least: ("backlog" | "deliveries_24h" | "attempts_24h")[];
                             attempts_24h: number;
                             backlog: number;
                             deliveries_24h: number;
@@ -4848,6 +4851,7 @@ export interface operations {
                         } | null;
                         updated_at: string | null;
                         usage: {
+                            at_least: ("backlog" | "deliveries_24h" | "attempts_24h")[];
                             attempts_24h: number;
                             backlog: number;
                             deliveries_24h: number;
@@ -4968,6 +4972,7 @@ export interface operations {
                         } | null;
                         updated_at: string | null;
                         usage: {
+                            at_least: ("backlog" | "deliveries_24h" | "attempts_24h")[];
                             attempts_24h: number;
                             backlog: number;
                             deliveries_24h: number;

@@ -1,7 +1,8 @@
 /**
  * owners.list's usage on a real database, on the fake clock: the backlog counts waiting and
  * running deliveries (through the owner's endpoints), the last 24 h count deliveries made and
- * attempts recorded in that window only, and another owner's work is never counted.
+ * attempts recorded in that window only, and another owner's work is never counted; a page
+ * counts them up to a cap and says which reached it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { engineHarness, type EngineHarness } from '@hookledger/testkit'
@@ -26,11 +27,11 @@ describe('owner usage', () => {
     for (let i = 0; i < 3; i++) await h.publish()
     await h.dispatcher.fanoutOnce()
     // Three events to two endpoints: six waiting.
-    expect(await usageOf(h.owner)).toEqual({ endpoints: 2, backlog: 6, deliveries_24h: 6, attempts_24h: 0 })
+    expect(await usageOf(h.owner)).toEqual({ endpoints: 2, backlog: 6, deliveries_24h: 6, attempts_24h: 0, at_least: [] })
     // One claimed per endpoint: running, still backlog.
     const { claimed } = await deliveryClaim(h.db, { now: h.clock.now(), limit: 10, actor: 'worker:test' })
     expect(claimed).toHaveLength(2)
-    expect(await usageOf(h.owner)).toEqual({ endpoints: 2, backlog: 6, deliveries_24h: 6, attempts_24h: 0 })
+    expect(await usageOf(h.owner)).toEqual({ endpoints: 2, backlog: 6, deliveries_24h: 6, attempts_24h: 0, at_least: [] })
     expect(await usageOf('someone-else')).toBeUndefined()
   })
 
@@ -48,6 +49,16 @@ describe('owner usage', () => {
     expect(after).toMatchObject({ endpoints: 2, backlog: 0, deliveries_24h: 6 })
     expect(after!.attempts_24h).toBeGreaterThanOrEqual(6)
     h.clock.advance(25 * 3600_000)
-    expect(await usageOf(h.owner)).toEqual({ endpoints: 2, backlog: 0, deliveries_24h: 0, attempts_24h: 0 })
+    expect(await usageOf(h.owner)).toEqual({ endpoints: 2, backlog: 0, deliveries_24h: 0, attempts_24h: 0, at_least: [] })
+  })
+
+  it('counted up to a cap (a page of owners), says which counts reached it; a count at the cap is exact', async () => {
+    for (let i = 0; i < 3; i++) await h.publish()
+    await h.dispatcher.fanoutOnce()
+    const upTo = async (countUpTo: number) => (await ownersWithUsage(h.db, h.clock.now(), [h.owner], { countUpTo }))[0]!.usage
+    // Six waiting, six made today, none attempted.
+    expect(await upTo(5)).toEqual({ endpoints: 2, backlog: 5, deliveries_24h: 5, attempts_24h: 0, at_least: ['backlog', 'deliveries_24h'] })
+    expect(await upTo(6)).toEqual({ endpoints: 2, backlog: 6, deliveries_24h: 6, attempts_24h: 0, at_least: [] })
+    expect(await usageOf(h.owner)).toEqual({ endpoints: 2, backlog: 6, deliveries_24h: 6, attempts_24h: 0, at_least: [] })
   })
 })

@@ -20,6 +20,11 @@ const usageSchema = z.object({
   backlog: z.number().int(),
   deliveries_24h: z.number().int(),
   attempts_24h: z.number().int(),
+  /**
+   * The counts that are lower bounds: `owners.list` counts each owner's backlog and last day up
+   * to 1,000 (a page costs its owners, not their traffic); `owners.get` counts exactly (empty).
+   */
+  at_least: z.array(z.enum(['backlog', 'deliveries_24h', 'attempts_24h'])),
 })
 
 export const ownerViewSchema = z.object({
@@ -46,7 +51,7 @@ function ownerView(owner: OwnerRow, usage: OwnerUsage): z.input<typeof ownerView
     suspended: owner.suspended_at === null ? null : { at: owner.suspended_at.toISOString(), reason: owner.suspended_reason },
     created_at: owner.created_at?.toISOString() ?? null,
     updated_at: owner.updated_at?.toISOString() ?? null,
-    usage: { ...usage },
+    usage: { ...usage, at_least: [...usage.at_least] },
   }
 }
 
@@ -62,7 +67,7 @@ const changeCtx = (ctx: OpContext) => ({ now: ctx.deps.clock.now(), actor: ctx.a
 
 export const ownersList = defineOp({
   name: 'owners.list',
-  summary: 'The owners of the installation in id order, a page at a time, each with its limits, suspension and usage (endpoints, backlog, deliveries and attempts in 24 h)',
+  summary: 'The owners of the installation in id order, a page at a time, each with its limits, suspension and usage (endpoints, backlog, deliveries and attempts in 24 h; the last three counted up to 1,000, `usage.at_least` naming those that reached it)',
   scope: 'operator',
   http: { method: 'GET', path: '/api/operator/owners' },
   input: z.strictObject({ limit: limitParam, cursor: cursorParam }),

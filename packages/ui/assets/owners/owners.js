@@ -128,6 +128,11 @@ function suspendButton(o, onChanged, status) {
   )
 }
 
+/** A usage count the list stopped counting at (`usage.at_least`) reads "1,000+ deliveries". */
+function atLeast(owner, count, text) {
+  return (owner.usage.at_least ?? []).includes(count) ? text.replace(/^(\d+)/, '$1+') : text
+}
+
 function ownersTable(owners, onChanged, status) {
   const rows = owners.map((o) =>
     labelled(
@@ -139,8 +144,8 @@ function ownersTable(owners, onChanged, status) {
         h('td', {}, statusCell(o)),
         h('td', {}, limitsCell(o)),
         h('td', {}, String(o.usage.endpoints)),
-        h('td', {}, String(o.usage.backlog)),
-        h('td', {}, `${plural(o.usage.deliveries_24h, 'delivery', 'deliveries')}, ${plural(o.usage.attempts_24h, 'attempt')}`),
+        h('td', {}, atLeast(o, 'backlog', String(o.usage.backlog))),
+        h('td', {}, `${atLeast(o, 'deliveries_24h', plural(o.usage.deliveries_24h, 'delivery', 'deliveries'))}, ${atLeast(o, 'attempts_24h', plural(o.usage.attempts_24h, 'attempt'))}`),
         h('td', {}, suspendButton(o, onChanged, status), ' ', h('details', {}, h('summary', {}, 'Limits'), limitsForm(o, onChanged))),
       ),
     ),
