@@ -40,6 +40,7 @@ async function fairnessWith({ env, progress }: ScenarioContext, quietOwners: num
   // 20/s an endpoint) each endpoint needs a cycle under 50 ms: see performance.md.
   const QUIET_TYPES = ['booking.created', 'booking.cancelled', 'booking.rescheduled', 'code.issued', 'code.revoked']
   const quietOwner = (k: number) => (many ? `quiet_${k % quietOwners}` : 'quiet')
+  const quietOwnerIds = [...new Set(Array.from({ length: quietEndpoints }, (_, i) => quietOwner(i)))]
   await createEndpoints(env, db, Array.from({ length: quietEndpoints }, (_, i) => ({ owner_id: quietOwner(i), url: env.receiver.url(`/quiet/${i}`), event_types: many ? ['*'] : [QUIET_TYPES[i]!] })))
   const transport = newTransport(env)
   // The service's default, as `serve` sizes it from this machine's cores.
@@ -99,7 +100,7 @@ async function fairnessWith({ env, progress }: ScenarioContext, quietOwners: num
     // the fan-out's figure); the flood's figure is the steady state that follows.
     phase = 'flood-settling'
     await until('the quiet owner caught up', 120_000, async () =>
-      Number((await sql<{ n: string }>`select count(*) as n from deliveries where owner_id = any(${[...new Set(Array.from({ length: quietEndpoints }, (_, i) => quietOwner(i)))]}::text[]) and state <> 'completed'`.execute(db)).rows[0]!.n) < 10 ? true : null, 200)
+      Number((await sql<{ n: string }>`select count(*) as n from deliveries where owner_id = any(${quietOwnerIds}::text[]) and state <> 'completed'`.execute(db)).rows[0]!.n) < 10 ? true : null, 200)
     progress.phase('quiet owner during the flood')
     phase = 'flood'
     // --stats, --profile: what the database and this process (the dispatcher runs here) spend the flood's steady state on.

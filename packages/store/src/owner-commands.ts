@@ -38,7 +38,8 @@ export interface OwnerUsage {
 }
 
 /** The usage counts a page counts only up to `OWNER_PAGE_COUNT_CAP`. */
-export type CappedUsage = 'backlog' | 'deliveries_24h' | 'attempts_24h'
+export const CAPPED_USAGE = ['backlog', 'deliveries_24h', 'attempts_24h'] as const
+export type CappedUsage = (typeof CAPPED_USAGE)[number]
 
 /**
  * A page of owners counts each one's backlog and last day up to this, and says which counts
@@ -160,7 +161,7 @@ export async function ownersWithUsage(
       backlog: capped(r.backlog),
       deliveries_24h: capped(r.deliveries_24h),
       attempts_24h: capped(r.attempts_24h),
-      at_least: (['backlog', 'deliveries_24h', 'attempts_24h'] as const).filter((k) => upTo !== undefined && Number(r[k]) > upTo),
+      at_least: CAPPED_USAGE.filter((k) => upTo !== undefined && Number(r[k]) > upTo),
     },
   }))
 }

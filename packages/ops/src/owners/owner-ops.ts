@@ -5,7 +5,7 @@
  */
 import { z } from 'zod'
 import { OWNER_ID_PATTERN, ownerLimitsPatchSchema, type OwnerRow } from '@hookledger/core'
-import { ownerLimitsSet, ownerResume, ownerSuspend, ownersPage, ownersWithUsage, type OwnerUsage } from '@hookledger/store'
+import { CAPPED_USAGE, ownerLimitsSet, ownerResume, ownerSuspend, ownersPage, ownersWithUsage, type OwnerUsage } from '@hookledger/store'
 import { notFound } from '../op-error.js'
 import { defineOp, ok, type OpContext } from '../operation.js'
 import { cursorParam, limitParam, pageOf } from '../schemas.js'
@@ -24,7 +24,7 @@ const usageSchema = z.object({
    * The counts that are lower bounds: `owners.list` counts each owner's backlog and last day up
    * to 1,000 (a page costs its owners, not their traffic); `owners.get` counts exactly (empty).
    */
-  at_least: z.array(z.enum(['backlog', 'deliveries_24h', 'attempts_24h'])),
+  at_least: z.array(z.enum(CAPPED_USAGE)),
 })
 
 export const ownerViewSchema = z.object({

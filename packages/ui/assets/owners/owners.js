@@ -128,7 +128,7 @@ function suspendButton(o, onChanged, status) {
   )
 }
 
-/** A usage count the list stopped counting at (`usage.at_least`) reads "1,000+ deliveries". */
+/** A usage count the list stopped counting at (`usage.at_least`) reads "1000+ deliveries". */
 function atLeast(owner, count, text) {
   return (owner.usage.at_least ?? []).includes(count) ? text.replace(/^(\d+)/, '$1+') : text
 }
