@@ -127,7 +127,7 @@ async function fairnessWith({ env, progress }: ScenarioContext, quietOwners: num
     const floodIds = [...publishedAt].filter(([, p]) => p.phase === 'flood').map(([id]) => id)
     const steps = await deliverySteps(db, many ? null : 'quiet', floodIds)
     const aloneSteps = await deliverySteps(db, many ? null : 'quiet', [...publishedAt].filter(([, p]) => p.phase === 'alone').map(([id]) => id))
-    const floodDue = Number((await sql<{ n: string }>`select count(*) as n from delivery_states where state in ('pending', 'retryable')`.execute(db)).rows[0]!.n)
+    const floodDue = Number((await sql<{ n: string }>`select count(*) as n from delivery_states where next_attempt_at is not null and state in ('pending', 'retryable')`.execute(db)).rows[0]!.n)
     await dispatcher.stop()
     const replay = await replayClean(db, many ? 'fairness-owners' : 'fairness')
     const p99Alone = percentile(alone, 99)

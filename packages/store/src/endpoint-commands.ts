@@ -159,7 +159,7 @@ export async function endpointDelete(
   const waiting = (
     await sql<DeliveryRow>`
       select ${DELIVERY_ROW_COLUMNS} from delivery_states s join delivery_origins o on o.id = s.id
-      where s.endpoint_id = ${id}::uuid and s.state in ('pending', 'retryable')
+      where s.endpoint_id = ${id}::uuid and s.next_attempt_at is not null and s.state in ('pending', 'retryable')
       order by s.id for update of s
     `.execute(trx)
   ).rows

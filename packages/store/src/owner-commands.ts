@@ -129,12 +129,10 @@ export async function ownersWithUsage(
     await sql<{ id: string; endpoints: string; backlog: string; deliveries_24h: string; attempts_24h: string }>`
       select x.id,
         (select count(*) from endpoints e where e.owner_id = x.id and e.deleted_at is null) as endpoints,
-        -- Through the owner's endpoints, each half on a partial index's predicate (the claim's, the
-        -- rescuer's): the settled history is never read.
+        -- Through the owner's endpoints and the live index (waiting and running, migration 0021):
+        -- the settled history is never read.
         ${bounded(sql`select 1 from endpoints e join delivery_states s on s.endpoint_id = e.id
-          where e.owner_id = x.id and s.state in ('pending', 'retryable')`)}
-        + ${bounded(sql`select 1 from delivery_states s join endpoints e on e.id = s.endpoint_id
-          where s.state = 'running' and e.owner_id = x.id`)} as backlog,
+          where e.owner_id = x.id and s.next_attempt_at is not null`)} as backlog,
         ${bounded(sql`select 1 from delivery_origins d where d.owner_id = x.id and d.created_at >= ${since}`)} as deliveries_24h,
         -- Per endpoint, a range scan of ledger_endpoint_attempts_idx (endpoint_id, occurred_at): the
         -- day's rows only, not a scan of the whole ledger per owner.

@@ -18,6 +18,7 @@ import {
 } from '@hookledger/core'
 import type { Db } from './database/database.js'
 import { ledgerWrite } from './ledger-write.js'
+import { DELIVERY_ROW_COLUMNS } from './delivery/delivery-row-sql.js'
 
 export interface DeliveryRetireParams {
   readonly now: Date
@@ -30,9 +31,13 @@ export interface DeliveryRetireParams {
 }
 
 /**
- * Retires settled deliveries whose last change is older than the retention, oldest first, a
- * batch per transaction, until a batch comes back short or `maxBatches` ran. Returns how many
- * rows left and in how many batches.
+ * Retires settled deliveries whose last change is older than the retention, a batch per
+ * transaction, until `maxBatches` ran or none is left. Owner by owner (those with a delivery
+ * made before the cutoff), oldest made first: a delivery's last change never precedes its
+ * creation, so the origins' owner log finds them, and the state rows need no index of their
+ * own for it (migration 0021). A delivery made before the cutoff but changed since (a
+ * redelivery, a run still retrying) is read past until it too is old. Returns how many rows
+ * left and in how many batches.
  */
 export async function deliveryRetire(db: Db, params: DeliveryRetireParams): Promise<{ retired: number; batches: number }> {
   const cutoff = retentionCutoff(params.now, params.retentionDays)
@@ -40,29 +45,57 @@ export async function deliveryRetire(db: Db, params: DeliveryRetireParams): Prom
   const maxBatches = params.maxBatches ?? RETIREMENT_BATCHES_PER_PASS
   let retired = 0
   let batches = 0
-  while (batches < maxBatches) {
-    const n = await db.transaction().execute(async (trx) => {
-      // Settled rows never move again by themselves; a redelivery (which takes discarded rows)
-      // may hold one: it is skipped here and stays, since it is pending afterwards.
-      const rows = (
-        await sql<DeliveryRow>`
-          select * from deliveries
-          where state in ('completed', 'discarded') and updated_at < ${cutoff}
-          order by updated_at limit ${batchSize}
-          for update skip locked
-        `.execute(trx)
-      ).rows
-      const entry = decideRetirement(rows, { now: params.now, cutoff, actor: params.actor })
-      if (!entry) return 0
-      await ledgerWrite(trx, { base: { deliveries: rows }, entries: [entry] })
-      return entry.payload.count
-    })
-    if (n === 0) break
-    retired += n
-    batches++
-    if (n < batchSize) break
+  for (const owner of await ownersWithDeliveriesBefore(db, cutoff)) {
+    while (batches < maxBatches) {
+      const n = await db.transaction().execute(async (trx) => {
+        // Settled rows never move again by themselves; a redelivery (which takes discarded rows)
+        // may hold one: it is skipped here and stays, since it is pending afterwards.
+        const rows = (
+          await sql<DeliveryRow>`
+            select ${DELIVERY_ROW_COLUMNS} from delivery_origins o
+            cross join lateral (
+              select * from delivery_states s
+              where s.id = o.id and s.next_attempt_at is null and s.updated_at < ${cutoff}
+              limit 1
+            ) s
+            where o.owner_id = ${owner} and o.created_at < ${cutoff}
+            order by o.created_at, o.id limit ${batchSize}
+            for update of s skip locked
+          `.execute(trx)
+        ).rows
+        const entry = decideRetirement(rows, { now: params.now, cutoff, actor: params.actor })
+        if (!entry) return 0
+        await ledgerWrite(trx, { base: { deliveries: rows }, entries: [entry] })
+        return entry.payload.count
+      })
+      if (n === 0) break
+      retired += n
+      batches++
+      if (n < batchSize) break
+    }
+    if (batches >= maxBatches) break
   }
   return { retired, batches }
+}
+
+/**
+ * The owners with a delivery made before `cutoff`: a walk of the origins' owner log, one probe
+ * an owner (a loose index scan), and one more each for its oldest delivery.
+ */
+async function ownersWithDeliveriesBefore(db: Db, cutoff: Date): Promise<string[]> {
+  const { rows } = await sql<{ owner_id: string }>`
+    with recursive walk(owner_id) as (
+      (select owner_id from delivery_origins order by owner_id limit 1)
+      union all
+      select (select o.owner_id from delivery_origins o where o.owner_id > w.owner_id order by o.owner_id limit 1)
+      from walk w where w.owner_id is not null
+    )
+    select w.owner_id from walk w
+    where w.owner_id is not null
+      and exists (select 1 from delivery_origins o where o.owner_id = w.owner_id and o.created_at < ${cutoff})
+    order by w.owner_id
+  `.execute(db)
+  return rows.map((r) => r.owner_id)
 }
 
 /**
@@ -82,7 +115,7 @@ export async function endpointPurge(db: Db, params: { now: Date; actor: string; 
         cross join lateral (
           select count(*)::integer as unsettled from (
             select 1 from deliveries d
-            where d.endpoint_id = e.id and d.state in ('pending', 'retryable', 'running') limit 1
+            where d.endpoint_id = e.id and d.next_attempt_at is not null limit 1
           ) any_unsettled
         ) u
         where e.deleted_at is not null and u.unsettled = 0

@@ -298,7 +298,7 @@ describe('rescuer', () => {
     expect((await h.replay()).differences).toEqual([])
   })
 
-  it('rescuing a lost delivery does not release a lease another delivery has since taken', async () => {
+  it('a claim that takes over a lapsed lease takes the lost delivery back first, and its rescue does not release the new lease', async () => {
     const h = (harness = await engineHarness())
     const { endpoint } = await h.createEndpoint()
     await h.publish({ id: 'evt_lost' })
@@ -310,13 +310,20 @@ describe('rescuer', () => {
     h.clock.set(t0 + 1 * s)
     await h.publish({ id: 'evt_next' })
     await h.dispatcher.fanoutOnce()
-    // after the lost lease expires, a live worker takes the endpoint for the next delivery
+    // after the lost lease expires, a live worker takes the endpoint for the next delivery, and
+    // the lost one back in the same transaction: no running delivery is left that no lease names
     h.clock.set(t0 + 16 * s)
     const live = await deliveryClaim(h.db, { now: h.clock.now(), limit: 1, actor: 'worker:live' })
     expect(live.claimed.map((c) => c.event.id)).toEqual(['evt_next'])
     const nextId = live.claimed[0]!.delivery.id
-    expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 1, pruned: 0, retired: 0, purged: 0 })
     expect(await h.deliveryOf('evt_lost')).toMatchObject({ state: 'retryable', attempts: 1 })
+    const lostId = (await h.deliveryOf('evt_lost')).id
+    expect((await h.ledgerOf('delivery_id', lostId)).slice(1).map((e) => [e.kind, e.actor])).toEqual([
+      ['delivery.claimed', 'worker:dead'],
+      ['delivery.attempted', 'system'],
+      ['delivery.retry_scheduled', 'system'],
+    ])
+    expect(await h.dispatcher.maintenanceOnce()).toEqual({ rescued: 0, pruned: 0, retired: 0, purged: 0 })
     expect(await h.endpointOf(endpoint.id)).toMatchObject({
       busy_delivery_id: nextId,
       busy_until: new Date(t0 + 16 * s + JOB_TIMEOUT_MS),

@@ -42,7 +42,10 @@ describe('delivery retention', () => {
   it('retires exactly the settled deliveries older than the retention; keeps waiting, running and recent ones', async () => {
     h = await engineHarness({ reply: byEvent })
     await h.createEndpoint({ event_types: ['booking.*'] })
-    const { endpoint: other } = await h.createEndpoint({ event_types: ['code.*'] })
+    const { endpoint: other } = await h.createEndpoint({ event_types: ['code.issued'] })
+    // The recent one's own endpoint: a claim of the other's endpoint would take its lapsed lease
+    // over, and with it the running delivery back (delivery-rescue.ts).
+    await h.createEndpoint({ event_types: ['code.redeemed'] })
     // Day 0: one completes, one is discarded (400), one waits for its retry (500).
     for (const id of ['evt_done', 'evt_gone', 'evt_retry']) await h.publish({ id })
     for (let i = 0; i < 3; i++) await h.step()
@@ -55,10 +58,10 @@ describe('delivery retention', () => {
     const dead = await deliveryClaim(h.db, { now: h.clock.now(), limit: 8, actor: 'worker:dead' })
     expect(dead.claimed.map((c) => c.event.id)).toEqual(['evt_running'])
     expect(dead.claimed[0]!.endpoint.id).toBe(other.id)
-    // Day 20: a recent one completes (on the other endpoint: the first is failing, so its new
+    // Day 20: a recent one completes (on a third endpoint: the first is failing, so its new
     // deliveries wait out a cool-down).
     h.clock.advance(20 * day)
-    await h.publish({ id: 'evt_recent', type: 'code.issued' })
+    await h.publish({ id: 'evt_recent', type: 'code.redeemed' })
     await h.step()
     expect((await h.deliveryOf('evt_recent')).state).toBe('completed')
 

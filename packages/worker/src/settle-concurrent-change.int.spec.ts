@@ -93,7 +93,7 @@ describe('settle, with the rows changed since the claim or not', () => {
     expect((await h.replay()).differences).toEqual([])
   })
 
-  it('the lease expired and another claim took the endpoint meanwhile: the outcome is recorded and the other lease stays', async () => {
+  it('the lease expired and another claim took the endpoint meanwhile: that claim took the delivery back, the late outcome is kept as dropped and the other lease stays', async () => {
     h = await engineHarness()
     const { endpoint } = await h.createEndpoint()
     for (const id of ['evt_a', 'evt_b']) await h.publish({ id })
@@ -107,9 +107,13 @@ describe('settle, with the rows changed since the claim or not', () => {
     expect(b.delivery.id).not.toBe(a.delivery.id)
     // The endpoint's version did not move with the lease: only the lease check tells.
     expect(b.endpoint.updated_at).toEqual(a.endpoint.updated_at)
+    // The takeover recorded `a` as interrupted (delivery-rescue.ts): its worker's late answer no
+    // longer settles it, and is kept in the ledger as dropped.
+    expect(await h.deliveryOf(a.delivery.event_id)).toMatchObject({ state: 'retryable', attempts: 1 })
     const r = await deliverySettleBatch(h.db, [completedSettlement(a, h.clock.now())], h.clock.now(), next)
-    expect([...r.recorded]).toEqual([a.delivery.id])
+    expect([...r.recorded]).toEqual([])
     expect(r.claimed).toEqual([])
+    expect((await h.ledgerOf('delivery_id', a.delivery.id)).map((e) => e.kind).slice(-1)).toEqual(['delivery.settle_dropped'])
     expect(await h.endpointOf(endpoint.id)).toMatchObject({ busy_delivery_id: b.delivery.id, busy_until: b.endpoint.busy_until })
     expect((await h.replay()).differences).toEqual([])
   })

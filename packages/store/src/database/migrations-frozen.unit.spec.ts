@@ -30,6 +30,7 @@ const FROZEN: Record<string, string> = {
   '0018_publish_admission.sql': '258b65df74f86f426e0e70f07d5e1f4b519c101224d726b1958ccd32b835024b',
   '0019_leased_head_on_a_grid.sql': '3426f82816347dea15f2f6377bbb185f591017ec79a37dcf97cda7f108c4d03c',
   '0020_settle_by_position.sql': '8486dffa30c3987d7cb774c8bdcab54d01da530daf420ad62b4b3d0d8bb6b8a5',
+  '0021_state_rows_rewritten_in_place.sql': '270f481caccf9ffaf2a7b7bc5cac059497c1bc5fe0c4120af65aa4ef202d2865',
 }
 
 describe('migrations', () => {

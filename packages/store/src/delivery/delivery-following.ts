@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { DeliveryRow } from '@hookledger/core'
 import { DELIVERY_ROW_COLUMNS } from './delivery-row-sql.js'
-import { HEAD_EVENT_COLUMNS, deliveryWithEvent, type FollowingDelivery } from './delivery-claim.js'
+import { HEAD_EVENT_COLUMNS, deliveryWithEvent, type FollowingDelivery } from './delivery-heads.js'
 import { nextOfEndpoint } from './delivery-next.js'
 
 /**

@@ -20,7 +20,7 @@ import type { Db, Trx } from '../database/database.js'
 import { limitTransactionIdle } from '../database/transaction-idle-limit.js'
 import { DELIVERY_ROW_COLUMNS } from './delivery-row-sql.js'
 import { eventInsert } from '../event-publish.js'
-import { claimedOf, decideHeads, lockNextHeadsOf, splitHeads, type ClaimedDelivery, type FollowingDelivery, type LockedHead } from './delivery-claim.js'
+import { claimedOf, decideHeads, lockNextHeadsOf, splitHeads, type ClaimedDelivery, type FollowingDelivery, type LockedHead } from './delivery-heads.js'
 import { followingAlongside, followingFromRows } from './delivery-following.js'
 import { LeaseMovedError, foldOver, ledgerWrite } from '../ledger-write.js'
 
@@ -51,8 +51,9 @@ export interface ClaimGuard {
  * the one the worker holds (a rescuer may have taken a row back after its lease expired, and a
  * later claim re-leased it) and returns them as they are now. Rows found by primary key (the id
  * list gives the planner that path); the state test is written `is not distinct from` — the
- * same test as `=` on this non-null column, but not one the planner can answer from the partial
- * index `delivery_states_running_idx`, whose dead entries pile up between vacuums.
+ * same test as `=` on this non-null column, but not one a planner could answer from a partial
+ * index on running rows (there was one until migration 0021, whose dead entries piled up
+ * between vacuums).
  */
 export async function deliveriesLockClaimed(trx: Trx, guards: readonly ClaimGuard[]): Promise<DeliveryRow[]> {
   if (guards.length === 0) return []
@@ -283,36 +284,5 @@ function withAdaptedRate(entries: LedgerEntry[], endpoint: EndpointRow): LedgerE
     if (e.kind !== 'delivery.attempted') return e
     const adapted = adaptedRateAfter(endpoint, e.payload.status_code)
     return adapted === undefined ? e : { ...e, payload: { ...e.payload, rate_adapted_per_second: adapted } }
-  })
-}
-
-/**
- * The rescuer: a delivery still `running` after its lease (the job timeout) belongs to a worker
- * that died or hung. Its lost attempt is recorded as interrupted and it is retried with the
- * usual backoff (or discarded if that was attempt 18). Returns how many were rescued.
- */
-export async function deliveryRescue(db: Db, params: { now: Date; limit?: number; leaseMs?: number }): Promise<number> {
-  const { now } = params
-  return db.transaction().execute(async (trx) => {
-    await limitTransactionIdle(trx)
-    const stale = await sql<DeliveryRow>`
-      select ${DELIVERY_ROW_COLUMNS} from delivery_states s join delivery_origins o on o.id = s.id
-      where s.state = 'running' and s.lease_until <= ${now}
-      order by s.lease_until limit ${params.limit ?? 100} for update of s skip locked
-    `.execute(trx)
-    if (stale.rows.length === 0) return 0
-    const items: Settlement[] = stale.rows.map((d) => ({
-      delivery: d,
-      actor: 'system',
-      outcome: DeliveryOutcome.interrupted({
-        // The lease began when the attempt did; it ran at least until the rescuer saw it.
-        started_at: new Date(d.lease_until!.getTime() - (params.leaseMs ?? JOB_TIMEOUT_MS)),
-        duration_ms: Math.max(0, now.getTime() - (d.lease_until!.getTime() - (params.leaseMs ?? JOB_TIMEOUT_MS))),
-        status_code: null,
-        error: `interrupted: ${d.claimed_by} held the lease past ${d.lease_until!.toISOString()}`,
-        signed_with: [],
-      }),
-    }))
-    return (await deliverySettle(trx, items, now)).size
   })
 }

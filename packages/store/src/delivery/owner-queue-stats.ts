@@ -29,12 +29,12 @@ export interface OwnersQueueStats {
 export async function ownersQueueStats(db: Db, now: Date): Promise<OwnersQueueStats> {
   const { rows } = await sql<{ owners: { owner_id: string; endpoints: number; waiting: number; due: number; in_flight: number }[]; suspended: string }>`
     with per_endpoint as (
-      -- Each half matches a partial index's predicate (the claim's, the rescuer's): settled
-      -- history is never read.
-      select endpoint_id, count(*) as waiting, count(*) filter (where next_attempt_at <= ${now}) as due, 0 as in_flight
-      from delivery_states where state in ('pending', 'retryable') group by endpoint_id
-      union all
-      select endpoint_id, 0, 0, count(*) from delivery_states where state = 'running' group by endpoint_id
+      -- The live index's rows (migration 0021): settled history is never read.
+      select endpoint_id,
+        count(*) filter (where state in ('pending', 'retryable')) as waiting,
+        count(*) filter (where state in ('pending', 'retryable') and next_attempt_at <= ${now}) as due,
+        count(*) filter (where state = 'running') as in_flight
+      from delivery_states where next_attempt_at is not null group by endpoint_id
     ), work as (
       select e.owner_id, sum(p.waiting) as waiting, sum(p.due) as due, sum(p.in_flight) as in_flight
       from per_endpoint p join endpoints e on e.id = p.endpoint_id

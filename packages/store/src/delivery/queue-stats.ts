@@ -30,7 +30,7 @@ export async function queueStats(db: Db, now: Date): Promise<QueueStats> {
   }>`
     select
       -- The state rows alone: the view's join to the origins would cost a probe per waiting row.
-      (select count(*) from delivery_states where state in ('pending', 'retryable') and next_attempt_at <= ${now}) as due,
+      (select count(*) from delivery_states where next_attempt_at is not null and state in ('pending', 'retryable') and next_attempt_at <= ${now}) as due,
       (select count(*) from endpoint_queue where ready_at <= ${now}) as ready,
       (select min(ready_at) from endpoint_queue where ready_at <= ${now}) as oldest,
       (select count(*) from endpoints where deleted_at is null and enabled and failing_since is null) as enabled,
