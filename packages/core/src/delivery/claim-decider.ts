@@ -42,7 +42,8 @@ export function decideClaim(delivery: DeliveryRow, endpoint: EndpointRow, eventE
       {
         kind: 'delivery.claimed',
         ...deliveryEntryBase(delivery, ctx),
-        payload: { worker: ctx.actor, lease_until: iso(ctx.leaseUntil), ...(tat !== null ? { rate_tat: iso(tat) } : {}) },
+        // The worker is the entry's actor (ledger format 4: not repeated in the payload).
+        payload: { lease_until: iso(ctx.leaseUntil), ...(tat !== null ? { rate_tat: iso(tat) } : {}) },
       },
     ],
   }

@@ -649,7 +649,7 @@ describe('the "One delivery" diagram, arrow by arrow (decide, then fold)', () =>
     delivery_id: row.id,
     event_id: row.event_id,
     actor: ACTOR,
-    payload: { worker: ACTOR, lease_until: isoAt(JOB_TIMEOUT_MS) },
+    payload: { lease_until: isoAt(JOB_TIMEOUT_MS) },
   })
   const pending = () => fold(null, [enqueued(0, false)])!
   const running = (attempts = 0) => fold({ ...pending(), attempts }, [claimed(pending())])!
@@ -995,6 +995,17 @@ describe('evolveDelivery on each entry kind', () => {
       ...pendingRow,
       state: 'running',
       claimed_by: 'worker:w2',
+      lease_until: at(75 * s),
+      updated_at: at(60 * s),
+    })
+  })
+
+  it('delivery.claimed in ledger format 4 (no worker in the payload) → running, claimed by the entry\'s actor', () => {
+    const pendingRow = delivery({ state: 'pending', claimed_by: null, lease_until: null })
+    expect(evolveDelivery(pendingRow, e('delivery.claimed', { lease_until: isoAt(75 * s) }))).toEqual({
+      ...pendingRow,
+      state: 'running',
+      claimed_by: ACTOR,
       lease_until: at(75 * s),
       updated_at: at(60 * s),
     })

@@ -106,8 +106,12 @@ export interface LedgerPayloads {
      */
     by_fanout?: true
   }
-  /** `rate_tat`: the endpoint's rate-limit bucket after this claim (endpoints with a limit). */
-  'delivery.claimed': { worker: string; lease_until: string; rate_tat?: string }
+  /**
+   * `rate_tat`: the endpoint's rate-limit bucket after this claim (endpoints with a limit).
+   * `worker`: the claiming worker, in ledger formats 1–3 only; from format 4 (migration 0022) it
+   * is the entry's actor, written once.
+   */
+  'delivery.claimed': { worker?: string; lease_until: string; rate_tat?: string }
   /** `reason: rate_limited`: the endpoint's rate-limit bucket held it back, not another delivery's lease. */
   'delivery.lease_busy': { next_attempt_at: string; reason?: 'rate_limited' }
   /**

@@ -273,7 +273,8 @@ export function evolveDelivery(row: DeliveryRow | null, e: LedgerEntry): Deliver
       return {
         ...row,
         state: 'running',
-        claimed_by: e.payload.worker,
+        // Formats 1–3 named the worker in the payload too; from format 4 it is the actor alone.
+        claimed_by: e.payload.worker ?? e.actor,
         lease_until: date(e.payload.lease_until),
         updated_at: at,
       }

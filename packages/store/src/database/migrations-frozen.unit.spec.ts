@@ -31,6 +31,7 @@ const FROZEN: Record<string, string> = {
   '0019_leased_head_on_a_grid.sql': '3426f82816347dea15f2f6377bbb185f591017ec79a37dcf97cda7f108c4d03c',
   '0020_settle_by_position.sql': '8486dffa30c3987d7cb774c8bdcab54d01da530daf420ad62b4b3d0d8bb6b8a5',
   '0021_state_rows_rewritten_in_place.sql': '270f481caccf9ffaf2a7b7bc5cac059497c1bc5fe0c4120af65aa4ef202d2865',
+  '0022_claim_names_its_worker_once.sql': 'bbb0c0be8a5db61d0f26dcd7b4934e70a7244a95a2afef5e97192008d797d902',
 }
 
 describe('migrations', () => {
