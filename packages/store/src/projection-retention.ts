@@ -32,48 +32,51 @@ export interface DeliveryRetireParams {
 
 /**
  * Retires settled deliveries whose last change is older than the retention, a batch per
- * transaction, until `maxBatches` ran or none is left. Owner by owner (those with a delivery
- * made before the cutoff), oldest made first: a delivery's last change never precedes its
- * creation, so the origins' owner log finds them, and the state rows need no index of their
- * own for it (migration 0021). A delivery made before the cutoff but changed since (a
- * redelivery, a run still retrying) is read past until it too is old. Returns how many rows
- * left and in how many batches.
+ * transaction, until a batch comes back short or `maxBatches` ran. A batch takes the owners
+ * with a delivery made before the cutoff in turn, each one's oldest made first, until it is
+ * full: a delivery's last change never precedes its creation, so the origins' owner log finds
+ * them, and the state rows need no index of their own for it (migration 0021). A delivery made
+ * before the cutoff but changed since (a redelivery, a run still retrying) is read past until
+ * it too is old. Returns how many rows left and in how many batches.
  */
 export async function deliveryRetire(db: Db, params: DeliveryRetireParams): Promise<{ retired: number; batches: number }> {
   const cutoff = retentionCutoff(params.now, params.retentionDays)
   const batchSize = params.batchSize ?? RETIREMENT_BATCH
   const maxBatches = params.maxBatches ?? RETIREMENT_BATCHES_PER_PASS
+  const owners = await ownersWithDeliveriesBefore(db, cutoff)
   let retired = 0
   let batches = 0
-  for (const owner of await ownersWithDeliveriesBefore(db, cutoff)) {
-    while (batches < maxBatches) {
-      const n = await db.transaction().execute(async (trx) => {
-        // Settled rows never move again by themselves; a redelivery (which takes discarded rows)
-        // may hold one: it is skipped here and stays, since it is pending afterwards.
-        const rows = (
-          await sql<DeliveryRow>`
+  while (owners.length > 0 && batches < maxBatches) {
+    const n = await db.transaction().execute(async (trx) => {
+      // Settled rows never move again by themselves; a redelivery (which takes discarded rows)
+      // may hold one: it is skipped here and stays, since it is pending afterwards. The outer
+      // limit stops the walk at the first owners that fill the batch.
+      const rows = (
+        await sql<DeliveryRow>`
+          select x.* from unnest(${owners}::text[]) with ordinality w(owner_id, n)
+          cross join lateral (
             select ${DELIVERY_ROW_COLUMNS} from delivery_origins o
             cross join lateral (
               select * from delivery_states s
               where s.id = o.id and s.next_attempt_at is null and s.updated_at < ${cutoff}
               limit 1
             ) s
-            where o.owner_id = ${owner} and o.created_at < ${cutoff}
+            where o.owner_id = w.owner_id and o.created_at < ${cutoff}
             order by o.created_at, o.id limit ${batchSize}
             for update of s skip locked
-          `.execute(trx)
-        ).rows
-        const entry = decideRetirement(rows, { now: params.now, cutoff, actor: params.actor })
-        if (!entry) return 0
-        await ledgerWrite(trx, { base: { deliveries: rows }, entries: [entry] })
-        return entry.payload.count
-      })
-      if (n === 0) break
-      retired += n
-      batches++
-      if (n < batchSize) break
-    }
-    if (batches >= maxBatches) break
+          ) x
+          limit ${batchSize}
+        `.execute(trx)
+      ).rows
+      const entry = decideRetirement(rows, { now: params.now, cutoff, actor: params.actor })
+      if (!entry) return 0
+      await ledgerWrite(trx, { base: { deliveries: rows }, entries: [entry] })
+      return entry.payload.count
+    })
+    if (n === 0) break
+    retired += n
+    batches++
+    if (n < batchSize) break
   }
   return { retired, batches }
 }

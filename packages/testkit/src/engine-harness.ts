@@ -94,7 +94,8 @@ export async function engineHarness(options: HarnessOptions = {}) {
     owner,
     /** Creates an endpoint (through the store's one writer) pointing at the receiver. */
     async createEndpoint(
-      input: { url?: string; event_types?: string[]; embed_id?: string | null; signature_scheme?: SignatureScheme } = {},
+      /** `owner_id`: another owner's endpoint (default: the harness's owner). */
+      input: { url?: string; event_types?: string[]; embed_id?: string | null; signature_scheme?: SignatureScheme; owner_id?: string } = {},
     ) {
       const secret = generateWebhookSecret()
       const scheme = input.signature_scheme ?? 'v1'
@@ -103,7 +104,7 @@ export async function engineHarness(options: HarnessOptions = {}) {
       const endpoint: EndpointRow = await database.db.transaction().execute((trx) =>
         endpointCreate(
           trx,
-          { owner_id: owner, now: clock.now(), actor: 'owner:test' },
+          { owner_id: input.owner_id ?? owner, now: clock.now(), actor: 'owner:test' },
           {
             url: input.url ?? receiver.url(),
             description: '',
@@ -118,8 +119,8 @@ export async function engineHarness(options: HarnessOptions = {}) {
       )
       return { endpoint, secret }
     },
-    /** Publishes an event at the clock's now. */
-    async publish(event: Partial<EventToPublish> = {}) {
+    /** Publishes an event at the clock's now (as `ownerId`: default the harness's owner). */
+    async publish(event: Partial<EventToPublish> = {}, ownerId = owner) {
       const e: EventToPublish = {
         id: event.id ?? `evt_${++seq}`,
         type: event.type ?? 'booking.created',
@@ -129,7 +130,7 @@ export async function engineHarness(options: HarnessOptions = {}) {
       }
       await database.db
         .transaction()
-        .execute((trx) => eventInsert(trx, { owner_id: owner, event: e, now: clock.now(), actor: 'system' }))
+        .execute((trx) => eventInsert(trx, { owner_id: ownerId, event: e, now: clock.now(), actor: 'system' }))
       return e
     },
     /** The delivery row of an event (one endpoint). */

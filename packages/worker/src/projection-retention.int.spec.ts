@@ -119,6 +119,28 @@ describe('delivery retention', () => {
     expect(replay).toMatchObject({ deliveries: 0, live: { deliveries: 0 } })
   })
 
+  it('a batch takes the owners in turn, each one\'s oldest first, until it is full', async () => {
+    h = await engineHarness()
+    await h.createEndpoint()
+    await h.createEndpoint({ owner_id: 'other' })
+    for (let i = 0; i < 3; i++) await h.publish({ id: `evt_mine${i}` })
+    for (let i = 0; i < 4; i++) await h.publish({ id: `evt_theirs${i}` }, 'other')
+    while ((await h.step()).claimed > 0) {}
+    h.clock.advance(31 * day)
+    const pass = { now: h.clock.now(), retentionDays: 30, actor: 'system', batchSize: 5, maxBatches: 3 }
+    expect(await deliveryRetire(h.db, pass)).toEqual({ retired: 7, batches: 2 })
+    const owners = await h.db.selectFrom('ledger').select(['owner_id', 'delivery_id'])
+      .where('kind', '=', 'delivery.attempted').execute()
+    const ownerOf = new Map(owners.map((r) => [r.delivery_id, r.owner_id]))
+    // 'default' sorts before 'other': its three, then two of the other's; the rest next batch.
+    expect((await entriesOf('deliveries.retired')).map((e) => (e.payload['delivery_ids'] as string[]).map((id) => ownerOf.get(id)).sort())).toEqual([
+      ['default', 'default', 'default', 'other', 'other'],
+      ['other', 'other'],
+    ])
+    expect(await liveIds()).toEqual([])
+    await expectLedgerClean()
+  })
+
   it('a retired delivery of a live endpoint: attempts are read from the ledger; the list no longer shows it', async () => {
     h = await engineHarness({ reply: byEvent, deliveryRetentionDays: 7 })
     const { endpoint } = await h.createEndpoint()

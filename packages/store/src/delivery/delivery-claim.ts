@@ -7,8 +7,6 @@ import { nextOfEndpoint } from './delivery-next.js'
 import { rescueLapsedLeases } from './delivery-rescue.js'
 import { claimedOf, decideHeads, lockHeads, splitHeads, type ClaimedDelivery } from './delivery-heads.js'
 
-export * from './delivery-heads.js'
-
 export interface DeliveryClaimParams {
   readonly now: Date
   /** Free slots: never claim more than this. */

@@ -19,6 +19,8 @@ import { deliverySettle, type Settlement } from './delivery-settle.js'
  * the delivery that held it, delivery-claim.ts), and an endpoint's queue head sits at its
  * lease's end rounded up to the 2 s grid (migration 0021), so the lost deliveries are found
  * through the heads due within the grid's step: the queue's index, not a scan of the states.
+ * (An endpoint whose rate limit holds its next send past the lease's end has its head there,
+ * and its lost delivery is taken back then: no later than the endpoint could send again.)
  */
 export async function deliveryRescue(db: Db, params: { now: Date; limit?: number; leaseMs?: number }): Promise<number> {
   const { now } = params
