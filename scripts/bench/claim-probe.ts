@@ -2,11 +2,12 @@
  * Timing `deliveryClaim` as the producer calls it, on due work made through the real publish and
  * fan-out path. Each claim runs at a later `now` than the last by more than a lease and the grid
  * a leased endpoint's queue head sits on (core leased-head.ts), so every endpoint is leasable and
- * ready again and each claim takes fresh heads (the previous claims' rows stay `running`: no
- * rescuer runs here).
+ * ready again and each claim takes fresh heads. Before each, untimed, the rescuer takes the
+ * previous claim's deliveries back: a claim that took their lapsed leases over would rescue them
+ * itself (delivery-rescue.ts), and that is not the claim this measures.
  */
 import { JOB_TIMEOUT_MS, LEASED_HEAD_GRID_MS } from '@hookledger/core'
-import { deliveryClaim, fanoutRun, type Db } from '@hookledger/store'
+import { deliveryClaim, deliveryRescue, fanoutRun, type Db } from '@hookledger/store'
 import { eventId, publish } from './fixtures.js'
 import type { Env } from './harness.js'
 import { cfg } from './settings.js'
@@ -41,6 +42,7 @@ export class ClaimProbe {
   /** One claim of `cfg.claimLimit`, timed; it must take `expect` rows. */
   async timedClaim(expect: number): Promise<number> {
     const now = this.#nextNow()
+    await deliveryRescue(this.#db, { now, limit: 100_000 })
     const t = performance.now()
     const r = await deliveryClaim(this.#db, { now, limit: cfg.claimLimit, actor: 'worker:bench' })
     const ms = round(performance.now() - t, 2)
