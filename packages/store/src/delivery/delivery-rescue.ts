@@ -3,7 +3,7 @@
  * a lapsed lease. Both record the lost attempt as interrupted (deliverySettle).
  */
 import { sql } from 'kysely'
-import { DeliveryOutcome, JOB_TIMEOUT_MS, type DeliveryRow, type EndpointRow } from '@hookledger/core'
+import { DeliveryOutcome, JOB_TIMEOUT_MS, LEASED_HEAD_GRID_MS, type DeliveryRow, type EndpointRow } from '@hookledger/core'
 import type { Db, Trx } from '../database/database.js'
 import { limitTransactionIdle } from '../database/transaction-idle-limit.js'
 import { ENDPOINT_COLUMNS } from '../projection-write.js'
@@ -33,15 +33,12 @@ export async function deliveryRescue(db: Db, params: { now: Date; limit?: number
         select * from delivery_states s where s.id = e.busy_delivery_id and s.state = 'running' and s.lease_until <= ${now} limit 1
       ) s
       join delivery_origins o on o.id = s.id
-      where q.ready_at <= ${new Date(now.getTime() + LEASE_GRID_MS)} and e.busy_until <= ${now}
+      where q.ready_at <= ${new Date(now.getTime() + LEASED_HEAD_GRID_MS)} and e.busy_until <= ${now}
       order by s.lease_until limit ${params.limit ?? 100} for update of s skip locked
     `.execute(trx)
     return settleLost(trx, stale.rows, now, params.leaseMs)
   })
 }
-
-/** A leased endpoint's queue head is its lease's end rounded up to this grid (migration 0019). */
-const LEASE_GRID_MS = 2_000
 
 /** Settles running deliveries whose lease ran out (locked by the caller) as interrupted attempts. */
 export async function settleLost(trx: Trx, lost: readonly DeliveryRow[], now: Date, leaseMs = JOB_TIMEOUT_MS): Promise<number> {

@@ -1,7 +1,6 @@
 import { sql } from 'kysely'
 import {
   DeliveryOutcome,
-  JOB_TIMEOUT_MS,
   adaptedRateAfter,
   leaseHandsOn,
   decideDelivery,
