@@ -11,11 +11,11 @@ import { FaultRig, VerifyingReceiver, faultEvents, report, tally } from './fault
  * never two requests at once.
  */
 describe('a worker killed inside a pipelined endpoint lease', () => {
-  /** Counted attempts (interrupted ones included) per event, from the ledger. */
+  /** Counted attempts (interrupted ones included) per event, from the ledger (an absent `counted` is true: ledger format 5). */
   async function attemptsByEvent(rig: FaultRig): Promise<Map<string, number>> {
     const { rows } = await sql<{ event_id: string; n: string }>`
       select event_id, count(*) as n from ledger
-      where kind = 'delivery.attempted' and (payload->>'counted')::boolean group by event_id
+      where kind = 'delivery.attempted' and coalesce((payload->>'counted')::boolean, true) group by event_id
     `.execute(rig.db)
     return new Map(rows.map((r) => [r.event_id, Number(r.n)]))
   }

@@ -7,7 +7,7 @@
  */
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
-import { BUSY_SNOOZE_MS, DeliveryOutcome, JOB_TIMEOUT_MS, leasedHeadAt } from '@hookledger/core'
+import { BUSY_SNOOZE_MS, DeliveryOutcome, JOB_TIMEOUT_MS, attemptPayloadOf, leasedHeadAt } from '@hookledger/core'
 import { TRANSACTION_IDLE_LIMIT_MS, claimInTransaction, deliveryClaim, deliverySettle, endpointDelete } from '@hookledger/store'
 import { adminDbOf, engineHarness, type EngineHarness } from '@hookledger/testkit'
 
@@ -225,7 +225,7 @@ describe('rescuer', () => {
       'delivery.attempted',
       'delivery.retry_scheduled',
     ])
-    expect(ledger[2]).toMatchObject({
+    expect({ ...ledger[2], payload: attemptPayloadOf(ledger[2]!.payload as never) }).toMatchObject({
       actor: 'system',
       payload: {
         attempt: 1,

@@ -5,7 +5,7 @@
  * ledger, and a replay that finds no difference. Never sleeps.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { DISABLE_AFTER_FAILING_MS, MAX_ATTEMPTS, RETRY_WINDOW_MS } from '@hookledger/core'
+import { DISABLE_AFTER_FAILING_MS, MAX_ATTEMPTS, RETRY_WINDOW_MS, attemptPayloadOf } from '@hookledger/core'
 import { engineHarness, type EngineHarness } from '@hookledger/testkit'
 
 const s = 1_000
@@ -107,7 +107,7 @@ describe('the retry schedule, end to end', () => {
       'delivery.discarded',
     ])
     const attempted = dl.filter((e) => e.kind === 'delivery.attempted')
-    expect(attempted.map((e) => e.payload)).toEqual(
+    expect(attempted.map((e) => attemptPayloadOf(e.payload as never))).toEqual(
       attemptTimes.map((t, i) =>
         expect.objectContaining({
           attempt: i + 1,

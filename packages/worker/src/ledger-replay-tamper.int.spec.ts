@@ -5,6 +5,7 @@
  */
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
+import { attemptPayloadOf } from '@hookledger/core'
 import { ledgerReplayVerify } from '@hookledger/ledger'
 import { bypassLedgerGuards, engineHarness, forgeDeliveries, type EngineHarness } from '@hookledger/testkit'
 
@@ -52,7 +53,7 @@ describe('ledger replay: the history rules', () => {
     expect((await h.replay()).differencesTotal).toBe(0)
 
     const cut = [ledger[5]!, ledger[6]!]
-    expect(cut[0]!.payload).toMatchObject({ attempt: 2, counted: true })
+    expect(attemptPayloadOf(cut[0]!.payload as never)).toMatchObject({ attempt: 2, counted: true })
     await bypassLedgerGuards(h.db, (trx) =>
       sql`delete from ledger where position in (${sql.join(cut.map((e) => e.position))})`.execute(trx),
     )

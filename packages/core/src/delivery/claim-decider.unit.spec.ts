@@ -12,7 +12,7 @@ const ctx = { now: T0, actor: 'worker:w1', leaseUntil: at(JOB_TIMEOUT_MS), lease
 
 describe('decideClaim: what a claim does with one due delivery', () => {
   it.each<[string, Partial<EndpointRow>, boolean, Partial<typeof ctx>, boolean, string[], Record<string, unknown>]>([
-    ['a free endpoint: claimed, with the lease', {}, true, {}, true, ['delivery.claimed'], { lease_until: at(JOB_TIMEOUT_MS).toISOString() }],
+    ['a free endpoint: claimed, with the lease (its length: ledger format 5)', {}, true, {}, true, ['delivery.claimed'], { lease_ms: JOB_TIMEOUT_MS }],
     ['endpoint deleted: discarded', { deleted_at: T0 }, true, {}, false, ['delivery.discarded'], { reason: 'endpoint_deleted' }],
     ['endpoint disabled: discarded, with why', { enabled: false, disabled_reason: 'failing_5_days' }, true, {}, false, ['delivery.discarded'], { reason: 'endpoint_disabled', detail: 'failing_5_days' }],
     ['event pruned: discarded', {}, false, {}, false, ['delivery.discarded'], { reason: 'event_pruned' }],

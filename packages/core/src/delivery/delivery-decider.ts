@@ -13,6 +13,7 @@ import {
 } from './backoff.js'
 import { iso, type Actor, type DiscardReason, type LedgerEntry, type LedgerEntryOf } from '../model/ledger-entry.js'
 import type { DeliveryRow } from '../model/projections.js'
+import { attemptPayloadWritten } from '../model/ledger-format.js'
 
 /** Busy endpoint: try again this much later, without spending an attempt. */
 export const BUSY_SNOOZE_MS = 2_000
@@ -222,7 +223,8 @@ export function decideDelivery(
   const attempted = (facts: AttemptFacts, counted: boolean, outcomeName: string): LedgerEntry => ({
     ...base,
     kind: 'delivery.attempted',
-    payload: {
+    // Ledger format 5: `counted: true`, `run: 1` and `error: null` are left out (ledger-format.ts).
+    payload: attemptPayloadWritten({
       attempt: counted ? delivery.attempts + 1 : delivery.attempts,
       counted,
       run: delivery.run,
@@ -238,7 +240,7 @@ export function decideDelivery(
         ? { response_headers: { ...facts.response_headers } }
         : {}),
       ...(facts.response_truncated ? { response_truncated: true } : {}),
-    },
+    }),
   })
   const at = (ms: number) => iso(new Date(now.getTime() + ms))
 

@@ -27,6 +27,7 @@ import {
 } from './delivery-decider.js'
 import type { LedgerEntry, LedgerEntryOf } from '../model/ledger-entry.js'
 import { attemptRowOf, evolveDelivery, type DeliveryRow } from '../model/projections.js'
+import { attemptPayloadOf } from '../model/ledger-format.js'
 
 const s = 1_000
 const min = 60 * s
@@ -421,20 +422,22 @@ describe('decideDelivery: the entries each outcome appends', () => {
     event_id: d.event_id,
     actor: ACTOR,
   })
+  // Ledger format 5: an attempt leaves out `counted: true`, `run: 1` and `error: null`.
   const attempted = (
     d: DeliveryRow,
     f: AttemptFacts,
-    payload: Partial<LedgerEntryOf<'delivery.attempted'>['payload']>,
+    { counted, ...payload }: Partial<LedgerEntryOf<'delivery.attempted'>['payload']>,
   ) => ({
     ...base(d),
     kind: 'delivery.attempted',
     payload: {
-      run: d.run,
+      ...(d.run !== 1 ? { run: d.run } : {}),
       started_at: f.started_at.toISOString(),
       duration_ms: f.duration_ms,
       status_code: f.status_code,
-      error: f.error,
+      ...(f.error !== null ? { error: f.error } : {}),
       signed_with: [...f.signed_with],
+      ...(counted === false ? { counted } : {}),
       ...payload,
     },
   })
@@ -453,6 +456,17 @@ describe('decideDelivery: the entries each outcome appends', () => {
         completes: true,
       }),
     ])
+  })
+
+  it('ledger format 5: an attempt names its run, its error and that it was not counted only when they are not the usual', () => {
+    const first = decideDelivery(delivery({ attempts: 0 }), DeliveryOutcome.completed(facts({ status_code: 200, error: null })), ctx)[0]!
+    expect(first.payload).not.toHaveProperty('run')
+    expect(first.payload).not.toHaveProperty('counted')
+    expect(first.payload).not.toHaveProperty('error')
+    const f = facts({ status_code: 503, error: 'HTTP 503' })
+    const later = decideDelivery(delivery({ attempts: 0, run: 3 }), DeliveryOutcome.snoozedForRetryAfter(f, 90 * s), ctx)[0]!
+    expect(later.payload).toMatchObject({ run: 3, counted: false, error: 'HTTP 503' })
+    expect(attemptPayloadOf((first as LedgerEntryOf<'delivery.attempted'>).payload)).toMatchObject({ run: 1, counted: true, error: null })
   })
 
   it('retry_scheduled: attempted (counted) + retry_scheduled at now + backoff', () => {
@@ -591,7 +605,7 @@ describe('decideDelivery: the entries each outcome appends', () => {
     expect(entries.map((e) => [e.kind, e.payload])).toEqual([
       [
         'delivery.attempted',
-        expect.objectContaining({ attempt: 18, counted: true, outcome: 'interrupted' }),
+        expect.objectContaining({ attempt: 18, outcome: 'interrupted' }),
       ],
       ['delivery.discarded', { reason: 'max_attempts' }],
     ])

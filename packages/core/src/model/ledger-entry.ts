@@ -110,8 +110,10 @@ export interface LedgerPayloads {
    * `rate_tat`: the endpoint's rate-limit bucket after this claim (endpoints with a limit).
    * `worker`: the claiming worker, in ledger formats 1–3 only; from format 4 (migration 0022) it
    * is the entry's actor, written once.
+   * The lease: `lease_until` in formats 1–4; from format 5 (migration 0023) its length,
+   * `lease_ms`, from the entry's `occurred_at` (`claimLeaseUntil` reads either).
    */
-  'delivery.claimed': { worker?: string; lease_until: string; rate_tat?: string }
+  'delivery.claimed': { worker?: string; lease_until?: string; lease_ms?: number; rate_tat?: string }
   /** `reason: rate_limited`: the endpoint's rate-limit bucket held it back, not another delivery's lease. */
   'delivery.lease_busy': { next_attempt_at: string; reason?: 'rate_limited' }
   /**
@@ -119,14 +121,19 @@ export interface LedgerPayloads {
    * back is due now, not at `held_until`. No attempt is spent; a Retry-After snooze is never released.
    */
   'delivery.cool_down_released': { next_attempt_at: string; held_until: string }
+  /**
+   * From ledger format 5 (migration 0023) an attempt leaves out what is usual: `counted` when
+   * true, `run` when 1, `error` when null. `attemptPayloadOf` fills them in; formats 1–4 always
+   * wrote them.
+   */
   'delivery.attempted': {
     attempt: number
-    counted: boolean
-    run: number
+    counted?: boolean
+    run?: number
     started_at: string
     duration_ms: number
     status_code: number | null
-    error: string | null
+    error?: string | null
     outcome: AttemptOutcomeName
     signed_with: string[]
     address?: string | null

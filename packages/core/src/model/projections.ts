@@ -4,6 +4,7 @@
  * rebuild can only differ if something wrote a table behind the ledger's back.
  */
 import type { LedgerEntry } from './ledger-entry.js'
+import { attemptPayloadOf, claimLeaseUntil } from './ledger-format.js'
 import { DEFAULT_SIGNATURE_SCHEME, type SignatureScheme } from '../signing/signature-scheme.js'
 import { DEFAULT_FOLLOW_REDIRECTS, type FollowRedirects } from '../delivery/attempt-result.js'
 import { DEFAULT_ENDPOINT_ORDERING, type EndpointMtls, type EndpointOauth2, type EndpointOrdering, type EndpointRateLimit } from '../endpoint/endpoint-call-options.js'
@@ -215,7 +216,7 @@ export function evolveEndpoint(row: EndpointRow | null, e: LedgerEntry): Endpoin
     case 'delivery.claimed':
       return {
         ...row,
-        busy_until: date(e.payload.lease_until),
+        busy_until: claimLeaseUntil(e),
         busy_delivery_id: e.delivery_id,
         ...(e.payload.rate_tat !== undefined ? { rate_tat: date(e.payload.rate_tat) } : {}),
       }
@@ -275,7 +276,7 @@ export function evolveDelivery(row: DeliveryRow | null, e: LedgerEntry): Deliver
         state: 'running',
         // Formats 1–3 named the worker in the payload too; from format 4 it is the actor alone.
         claimed_by: e.payload.worker ?? e.actor,
-        lease_until: date(e.payload.lease_until),
+        lease_until: claimLeaseUntil(e),
         updated_at: at,
       }
     case 'delivery.lease_busy':
@@ -288,16 +289,18 @@ export function evolveDelivery(row: DeliveryRow | null, e: LedgerEntry): Deliver
       }
     case 'delivery.cool_down_released':
       return { ...row, next_attempt_at: date(e.payload.next_attempt_at), updated_at: at }
-    case 'delivery.attempted':
+    case 'delivery.attempted': {
+      const p = attemptPayloadOf(e.payload)
       return {
         ...row,
         ...released,
-        attempts: e.payload.counted ? e.payload.attempt : row.attempts,
-        last_status: e.payload.status_code,
-        last_error: e.payload.error,
-        ...(e.payload.completes ? { state: 'completed' as const, next_attempt_at: null } : {}),
+        attempts: p.counted ? p.attempt : row.attempts,
+        last_status: p.status_code,
+        last_error: p.error,
+        ...(p.completes ? { state: 'completed' as const, next_attempt_at: null } : {}),
         updated_at: at,
       }
+    }
     case 'delivery.completed':
       return { ...row, ...released, state: 'completed', next_attempt_at: null, updated_at: at }
     case 'delivery.retry_scheduled':
@@ -352,7 +355,7 @@ export function evolveDelivery(row: DeliveryRow | null, e: LedgerEntry): Deliver
 /** The attempt-history row a `delivery.attempted` entry adds, if any. */
 export function attemptRowOf(e: LedgerEntry, position: string): AttemptRow | null {
   if (e.kind !== 'delivery.attempted') return null
-  const p = e.payload
+  const p = attemptPayloadOf(e.payload)
   return {
     ledger_position: position,
     delivery_id: e.delivery_id!,

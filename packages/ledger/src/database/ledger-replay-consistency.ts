@@ -187,9 +187,10 @@ export class DeliveryHistoryCheck {
         this.#attempt = null
       }
     }
-    const run = num(p.run)
+    // Ledger format 5 leaves out `run: 1` and `counted: true` (core ledger-format.ts).
+    const run = num(p.run ?? 1)
     if (run !== this.#run) this.#report(at, `attempt of run ${JSON.stringify(p.run)} during run ${this.#run}`)
-    const counted = p.counted
+    const counted = p.counted ?? true
     if (typeof counted !== 'boolean') {
       this.#report(at, `attempt neither counted nor uncounted (counted: ${JSON.stringify(counted)})`)
       return
