@@ -70,6 +70,7 @@ describe('as hookledger_service, no statement changes history', () => {
     ['add rows to a recorded snapshot', () => sql`select hookledger_snapshot_rows_append((select max(seq) from ledger_snapshots), '[{"entity":"endpoint","chunk":99,"rows":[]}]')`, /snapshot_closed/],
     ['prune the latest signed snapshot', () => sql`select hookledger_ledger_snapshots_prune(1000000)`, /snapshot_prune/],
     ['an endpoint.created entry with an empty payload', () => write('default', { entries: [entry('endpoint.created', { endpoint_id: '00000000-0000-4000-8000-00000000e001', payload: {} })] }), /entry_invalid: endpoint\.created: payload\.\w+ must be a string/],
+    ['a claim that names no lease (ledger format 5: lease_ms, or a format-4 worker\'s lease_until)', () => write('default', { entries: [entry('delivery.claimed', { endpoint_id: '00000000-0000-4000-8000-00000000e001', delivery_id: '00000000-0000-4000-8000-00000000d001', event_id: 'evt_forged', payload: { lease_until: 15000 } })] }), /entry_invalid: delivery\.claimed: payload\.lease_ms must be a number/],
     ['a projection row without its entry', () => sql`select hookledger_write('default', jsonb_build_object('deliveries', (select jsonb_build_object('changed', jsonb_agg(to_jsonb(d) || '{"attempts": 0}' order by d.id), 'versions', jsonb_agg(d.updated_at order by d.id)) from deliveries d)))`, /row_without_entry/],
     [
       'an endpoint row that is not what its entry says',

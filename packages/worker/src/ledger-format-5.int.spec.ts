@@ -8,7 +8,7 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { JOB_TIMEOUT_MS } from '@hookledger/core'
 import { attemptList } from '@hookledger/store'
-import { bypassLedgerGuards, engineHarness, type EngineHarness } from '@hookledger/testkit'
+import { adminDbOf, bypassLedgerGuards, engineHarness, type EngineHarness } from '@hookledger/testkit'
 
 describe('ledger format 5: an attempt leaves out what is usual, a claim names its lease length', () => {
   let h: EngineHarness
@@ -60,6 +60,21 @@ describe('ledger format 5: an attempt leaves out what is usual, a claim names it
     ])
     const report = await h.replay()
     expect(report.differences).toEqual([])
+  })
+
+  it('the write takes a claim in either format (a worker of format 4 keeps claiming across the upgrade), never one without a lease', async () => {
+    const problem = async (payload: object) =>
+      (
+        await sql<{ problem: string | null }>`
+          select hookledger_entries_problem(array[row(1, now(), ${h.owner}, 'delivery.claimed', ${'00000000-0000-4000-8000-00000000e001'}::uuid,
+            ${deliveryId}::uuid, 'evt_f5', ${JSON.stringify(payload)}::jsonb, 'worker:w1')]::hookledger_entry[], ${h.owner}) as problem
+        `.execute(adminDbOf(h.db)) // the rule itself: only the write function may call it
+      ).rows[0]!.problem
+    expect(await problem({ lease_ms: JOB_TIMEOUT_MS })).toBeNull()
+    expect(await problem({ lease_until: new Date().toISOString() })).toBeNull()
+    expect(await problem({ worker: 'worker:w1', lease_until: new Date().toISOString() })).toBeNull()
+    expect(await problem({})).toMatch(/^delivery\.claimed: payload\.lease_ms must be a number/)
+    expect(await problem({ lease_ms: '15000' })).toMatch(/^delivery\.claimed: payload\.lease_ms must be a number/)
   })
 
   it('the same history in format 4 (every field, the lease end) reads and replays the same', async () => {

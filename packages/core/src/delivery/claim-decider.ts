@@ -43,7 +43,7 @@ export function decideClaim(delivery: DeliveryRow, endpoint: EndpointRow, eventE
         kind: 'delivery.claimed',
         ...deliveryEntryBase(delivery, ctx),
         // The worker is the entry's actor (ledger format 4: not repeated in the payload); the
-        // lease is its length from the entry's time (format 5: 16 bytes fewer than a timestamp).
+        // lease is its length from the entry's time (format 5: 17 bytes fewer than its end).
         payload: { lease_ms: ctx.leaseUntil.getTime() - ctx.now.getTime(), ...(tat !== null ? { rate_tat: iso(tat) } : {}) },
       },
     ],
