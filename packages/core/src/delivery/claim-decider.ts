@@ -3,7 +3,7 @@
  * its event still exists: discard it (endpoint deleted or disabled, event pruned), snooze it
  * without spending an attempt (another claim holds the endpoint's lease, or its rate limit's
  * bucket is empty: then until the bucket lets it through), or claim it — take the delivery and
- * the endpoint's lease until `leaseUntil`, and with a rate limit one interval of its bucket
+ * the endpoint's lease for `leaseMs` from now, and with a rate limit one interval of its bucket
  * (`rate_tat` in the claim's entry, so replay moves the bucket exactly as the claim did). Pure: the store reads and locks the rows
  * and writes what this returns.
  */
@@ -13,7 +13,8 @@ import type { DeliveryRow, EndpointRow } from '../model/projections.js'
 import { rateAllows, rateReadyAt, rateTatAfterSend } from '../endpoint/rate-limit.js'
 
 export interface ClaimContext extends DecisionContext {
-  readonly leaseUntil: Date
+  /** How long the claim leases the endpoint, from `now` (the entry's `lease_ms`). */
+  readonly leaseMs: number
   /** This claim already leased the endpoint to an earlier delivery (one in flight per endpoint). */
   readonly leasedByThisClaim: boolean
 }
@@ -44,7 +45,7 @@ export function decideClaim(delivery: DeliveryRow, endpoint: EndpointRow, eventE
         ...deliveryEntryBase(delivery, ctx),
         // The worker is the entry's actor (ledger format 4: not repeated in the payload); the
         // lease is its length from the entry's time (format 5: 17 bytes fewer than its end).
-        payload: { lease_ms: ctx.leaseUntil.getTime() - ctx.now.getTime(), ...(tat !== null ? { rate_tat: iso(tat) } : {}) },
+        payload: { lease_ms: ctx.leaseMs, ...(tat !== null ? { rate_tat: iso(tat) } : {}) },
       },
     ],
   }

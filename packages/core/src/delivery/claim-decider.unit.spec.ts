@@ -8,7 +8,7 @@ const T0 = new Date('2026-01-01T00:00:00.000Z')
 const at = (ms: number) => new Date(T0.getTime() + ms)
 const delivery: DeliveryRow = deliveryRowFixture()
 const endpoint: EndpointRow = endpointRowFixture()
-const ctx = { now: T0, actor: 'worker:w1', leaseUntil: at(JOB_TIMEOUT_MS), leasedByThisClaim: false }
+const ctx = { now: T0, actor: 'worker:w1', leaseMs: JOB_TIMEOUT_MS, leasedByThisClaim: false }
 
 describe('decideClaim: what a claim does with one due delivery', () => {
   it.each<[string, Partial<EndpointRow>, boolean, Partial<typeof ctx>, boolean, string[], Record<string, unknown>]>([

@@ -1,9 +1,8 @@
 /**
- * What a ledger format leaves out of an entry, and how a reader fills it back in. The fold and
- * the attempt history read these fields through here; the `delivery_attempts` view (migration
- * 0023) and the replay's history checks, which also judge malformed payloads, fill them the same
- * way. So a ledger of every format replays, verifies and reads as one (docs/ledger.md, "Ledger
- * format 5").
+ * What a ledger format leaves out of an entry, and how a reader fills it back in. The fold, the
+ * attempt history and the replay's history checks read these fields through here; the
+ * `delivery_attempts` view (migration 0023) fills them the same way in SQL. So a ledger of every
+ * format replays, verifies and reads as one (docs/ledger.md, "Ledger format 5").
  */
 import type { LedgerEntryOf, LedgerPayloads } from './ledger-entry.js'
 

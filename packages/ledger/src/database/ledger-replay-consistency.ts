@@ -10,7 +10,7 @@
  * `endpointRedeliver` and the endpoint commands append. Each check reports where it failed and
  * carries on from what the entry says, so one cut is reported once, not at every later entry.
  */
-import type { DeliveryRow, EndpointRow, LedgerRecord } from '@hookledger/core'
+import { attemptPayloadOf, type DeliveryRow, type EndpointRow, type LedgerRecord } from '@hookledger/core'
 
 /** One broken rule: the entry (by ledger position) and what is wrong with it. */
 export type ReportProblem = (position: string | null, problem: string) => void
@@ -187,10 +187,11 @@ export class DeliveryHistoryCheck {
         this.#attempt = null
       }
     }
-    // Ledger format 5 leaves out `run: 1` and `counted: true` (core ledger-format.ts).
-    const run = num(p.run ?? 1)
+    // Ledger format 5 leaves out `run: 1` and `counted: true`: read as every reader does.
+    const filled: Partial<typeof e.payload> = attemptPayloadOf(e.payload)
+    const run = num(filled.run)
     if (run !== this.#run) this.#report(at, `attempt of run ${JSON.stringify(p.run)} during run ${this.#run}`)
-    const counted = p.counted ?? true
+    const counted = filled.counted
     if (typeof counted !== 'boolean') {
       this.#report(at, `attempt neither counted nor uncounted (counted: ${JSON.stringify(counted)})`)
       return

@@ -81,7 +81,7 @@ export async function deliveryClaim(db: Db, params: DeliveryClaimParams): Promis
 export async function claimInTransaction(trx: Trx, params: ClaimInTransactionParams): Promise<DeliveryClaimResult> {
   const { now, limit, actor } = params
   if (limit <= 0) return { claimed: [], settled: 0, entries: [], ownersWaiting: [], endpointsWaiting: 0 }
-  const leaseUntil = new Date(now.getTime() + (params.leaseMs ?? JOB_TIMEOUT_MS))
+  const leaseMs = params.leaseMs ?? JOB_TIMEOUT_MS
   const yielded = params.yielded ?? new Set<string>()
   // Read past the endpoints that gave way, so as many others as slots are seen if there are.
   const read = await fairClaimCandidates(trx, now, limit + yielded.size)
@@ -129,7 +129,7 @@ export async function claimInTransaction(trx: Trx, params: ClaimInTransactionPar
   if (lapsed.length > 0) for (const e of await rescueLapsedLeases(trx, lapsed, now, params.leaseMs)) endpointById.set(e.id, e)
   // Locked with their heads, so the lease is decided on their latest state.
   const endpoints = [...new Set(deliveries.map((d) => d.endpoint_id))].sort().map((id) => endpointById.get(id)!)
-  const { entries, claimedIds } = decideHeads(heads, endpointById, { now, actor, leaseUntil })
+  const { entries, claimedIds } = decideHeads(heads, endpointById, { now, actor, leaseMs })
   const written = await ledgerWrite(trx, { base: { endpoints, deliveries }, entries, ...(params.restoreDurableCommit ? { durableCommit: true } : {}) })
   const eventById = new Map(heads.map((h) => [h.delivery.id, h.event]))
   const claimed = claimedOf(claimedIds, written, eventById, following)

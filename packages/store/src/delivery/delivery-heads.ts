@@ -191,7 +191,7 @@ export function lockNextHeadsOf(
 export function decideHeads(
   heads: readonly LockedHead[],
   endpointById: ReadonlyMap<string, EndpointRow>,
-  ctx: { now: Date; actor: string; leaseUntil: Date },
+  ctx: { now: Date; actor: string; leaseMs: number },
 ): { entries: LedgerEntry[]; claimedIds: string[] } {
   const entries: LedgerEntry[] = []
   const claimedIds: string[] = []

@@ -205,7 +205,7 @@ async function settle(
       // settle: its answer, when it comes, is kept as settle_dropped.
       heads = heads.filter((h) => !next.started?.has(h.delivery.endpoint_id) || next.started.get(h.delivery.endpoint_id) === h.delivery.id)
     }
-    const decided = decideHeads(heads, current, { now, actor: next.actor, leaseUntil: new Date(now.getTime() + next.leaseMs) })
+    const decided = decideHeads(heads, current, { now, actor: next.actor, leaseMs: next.leaseMs })
     entries.push(...decided.entries)
     claimedIds = decided.claimedIds
   }
